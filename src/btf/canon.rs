@@ -1,0 +1,1 @@
+//! Id-independent canonical rendering of BTF types, used by `dwarf2btf diff`.

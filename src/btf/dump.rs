@@ -1,0 +1,1 @@
+//! Human-readable listing of BTF (`dwarf2btf dump`).

@@ -1,0 +1,182 @@
+//! BTF kinds, the `info` word, record sizes and the UAPI limits.
+//!
+//! This is the vocabulary every other BTF module speaks: what a kind number means, how `info`
+//! packs kind, vlen and kind_flag, and how many 32-bit words a record of a kind occupies.
+
+/// The largest type id the kernel accepts (`BTF_MAX_TYPE`).
+pub const MAX_TYPE_ID: u32 = 0x000f_ffff;
+/// The largest string offset the kernel accepts (`BTF_MAX_NAME_OFFSET`).
+pub const MAX_NAME_OFFSET: u32 = 0x00ff_ffff;
+/// The largest vlen of the classic `info` layout (`BTF_MAX_VLEN`).
+pub const MAX_VLEN: u32 = 0xffff;
+/// Bits of `info` a 6.x kernel accepts (`BTF_INFO_MASK`).
+pub const INFO_MASK: u32 = 0x9f00_ffff;
+
+/// `BTF_INT_SIGNED` in the INT data word.
+pub const INT_SIGNED: u8 = 1;
+/// `BTF_INT_CHAR` in the INT data word.
+pub const INT_CHAR: u8 = 2;
+/// `BTF_INT_BOOL` in the INT data word.
+pub const INT_BOOL: u8 = 4;
+
+/// `BTF_FUNC_STATIC`, the only linkage pahole emits for functions.
+pub const FUNC_STATIC: u32 = 0;
+/// `BTF_FUNC_GLOBAL`.
+pub const FUNC_GLOBAL: u32 = 1;
+/// `BTF_VAR_STATIC`.
+pub const VAR_STATIC: u32 = 0;
+/// `BTF_VAR_GLOBAL_ALLOCATED`.
+pub const VAR_GLOBAL_ALLOCATED: u32 = 1;
+
+/// A BTF kind, numbered as in `include/uapi/linux/btf.h`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    Int = 1,
+    Ptr = 2,
+    Array = 3,
+    Struct = 4,
+    Union = 5,
+    Enum = 6,
+    Fwd = 7,
+    Typedef = 8,
+    Volatile = 9,
+    Const = 10,
+    Restrict = 11,
+    Func = 12,
+    FuncProto = 13,
+    Var = 14,
+    Datasec = 15,
+    Float = 16,
+    DeclTag = 17,
+    TypeTag = 18,
+    Enum64 = 19,
+}
+
+impl Kind {
+    /// Every kind, in numeric order.
+    pub const ALL: [Kind; 19] = [
+        Kind::Int,
+        Kind::Ptr,
+        Kind::Array,
+        Kind::Struct,
+        Kind::Union,
+        Kind::Enum,
+        Kind::Fwd,
+        Kind::Typedef,
+        Kind::Volatile,
+        Kind::Const,
+        Kind::Restrict,
+        Kind::Func,
+        Kind::FuncProto,
+        Kind::Var,
+        Kind::Datasec,
+        Kind::Float,
+        Kind::DeclTag,
+        Kind::TypeTag,
+        Kind::Enum64,
+    ];
+
+    /// The kind with this number, if it is one the kernel knows.
+    pub fn from_u32(n: u32) -> Option<Kind> {
+        Kind::ALL.get((n as usize).wrapping_sub(1)).copied()
+    }
+
+    /// The upper-case name bpftool and pahole print (`STRUCT`, `FUNC_PROTO`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Int => "INT",
+            Kind::Ptr => "PTR",
+            Kind::Array => "ARRAY",
+            Kind::Struct => "STRUCT",
+            Kind::Union => "UNION",
+            Kind::Enum => "ENUM",
+            Kind::Fwd => "FWD",
+            Kind::Typedef => "TYPEDEF",
+            Kind::Volatile => "VOLATILE",
+            Kind::Const => "CONST",
+            Kind::Restrict => "RESTRICT",
+            Kind::Func => "FUNC",
+            Kind::FuncProto => "FUNC_PROTO",
+            Kind::Var => "VAR",
+            Kind::Datasec => "DATASEC",
+            Kind::Float => "FLOAT",
+            Kind::DeclTag => "DECL_TAG",
+            Kind::TypeTag => "TYPE_TAG",
+            Kind::Enum64 => "ENUM64",
+        }
+    }
+
+    /// Words (u32) of kind-specific data after the 3-word common header, excluding vlen entries.
+    pub fn extra_words(self) -> usize {
+        match self {
+            Kind::Int | Kind::Var | Kind::DeclTag => 1,
+            Kind::Array => 3,
+            _ => 0,
+        }
+    }
+
+    /// Words (u32) per vlen entry.
+    pub fn vlen_entry_words(self) -> usize {
+        match self {
+            Kind::Struct | Kind::Union | Kind::Datasec | Kind::Enum64 => 3,
+            Kind::Enum | Kind::FuncProto => 2,
+            _ => 0,
+        }
+    }
+
+    /// Total words of a record of this kind with `vlen` entries.
+    pub fn record_words(self, vlen: u32) -> usize {
+        3 + self.extra_words() + self.vlen_entry_words() * vlen as usize
+    }
+
+    /// STRUCT or UNION.
+    pub fn is_composite(self) -> bool {
+        matches!(self, Kind::Struct | Kind::Union)
+    }
+
+    /// PTR, TYPEDEF, CONST, VOLATILE, RESTRICT, TYPE_TAG: kinds whose `type` field is the only
+    /// reference and which have no trailing data.
+    pub fn is_modifier_like(self) -> bool {
+        matches!(
+            self,
+            Kind::Ptr
+                | Kind::Typedef
+                | Kind::Const
+                | Kind::Volatile
+                | Kind::Restrict
+                | Kind::TypeTag
+        )
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Packs an `info` word as libbpf's `btf_type_info` does.
+pub fn info(kind: Kind, vlen: u32, kflag: bool) -> u32 {
+    ((kflag as u32) << 31) | ((kind as u32) << 24) | (vlen & 0xffff)
+}
+
+/// The raw kind number of an `info` word (classic 5-bit field).
+pub fn info_kind(info: u32) -> u32 {
+    (info >> 24) & 0x1f
+}
+
+/// The vlen of an `info` word.
+pub fn info_vlen(info: u32) -> u32 {
+    info & 0xffff
+}
+
+/// The kind_flag of an `info` word.
+pub fn info_kflag(info: u32) -> bool {
+    info >> 31 != 0
+}
+
+/// Packs the INT data word.
+pub fn int_data(encoding: u8, offset: u8, bits: u8) -> u32 {
+    ((encoding as u32) << 24) | ((offset as u32) << 16) | bits as u32
+}

@@ -1,0 +1,524 @@
+//! In-memory BTF: a flat array of type records plus a string section, built like libbpf's
+//! `btf__add_*` API builds it, and read back from raw bytes or an ELF `.BTF` section.
+//!
+//! Records are stored as native-order `u32` words, back to back, exactly as they are written;
+//! `offs[i]` is the word offset of type `start_id + i`. Split BTF continues a base: its ids start
+//! at the base's type count and its string offsets at the base's string length.
+
+pub mod canon;
+pub mod dump;
+pub mod kinds;
+pub mod read;
+pub mod strings;
+pub mod types;
+pub mod verify;
+pub mod write;
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+pub use kinds::Kind;
+use strings::StringTable;
+pub use types::Type;
+
+/// Byte order of a BTF blob.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Endian {
+    #[default]
+    Little,
+    Big,
+}
+
+impl Endian {
+    /// The byte order of the machine running us.
+    pub fn native() -> Self {
+        if cfg!(target_endian = "little") {
+            Endian::Little
+        } else {
+            Endian::Big
+        }
+    }
+}
+
+/// A BTF type graph with its strings; optionally split on top of a base.
+#[derive(Clone, Debug)]
+pub struct Btf {
+    base: Option<Arc<Btf>>,
+    start_id: u32,
+    start_str_off: u32,
+    words: Vec<u32>,
+    offs: Vec<u32>,
+    strings: StringTable,
+    /// Byte order used when this BTF is written.
+    pub endian: Endian,
+}
+
+impl Default for Btf {
+    fn default() -> Self {
+        Btf::new()
+    }
+}
+
+impl Btf {
+    /// An empty base BTF (only `void`).
+    pub fn new() -> Self {
+        Btf {
+            base: None,
+            start_id: 1,
+            start_str_off: 0,
+            words: Vec::new(),
+            offs: Vec::new(),
+            strings: StringTable::new_base(),
+            endian: Endian::Little,
+        }
+    }
+
+    /// An empty split BTF continuing `base`.
+    pub fn new_split(base: Arc<Btf>) -> Self {
+        Btf {
+            start_id: base.type_cnt(),
+            start_str_off: base.str_end(),
+            endian: base.endian,
+            base: Some(base),
+            words: Vec::new(),
+            offs: Vec::new(),
+            strings: StringTable::new_split(),
+        }
+    }
+
+    pub(crate) fn from_parts(
+        base: Option<Arc<Btf>>,
+        words: Vec<u32>,
+        offs: Vec<u32>,
+        strings: StringTable,
+        endian: Endian,
+    ) -> Self {
+        let (start_id, start_str_off) = base
+            .as_ref()
+            .map_or((1, 0), |b| (b.type_cnt(), b.str_end()));
+        Btf {
+            base,
+            start_id,
+            start_str_off,
+            words,
+            offs,
+            strings,
+            endian,
+        }
+    }
+
+    /// The base this BTF is split on, if any.
+    pub fn base(&self) -> Option<&Arc<Btf>> {
+        self.base.as_ref()
+    }
+    /// The first id this BTF owns (1 for base BTF).
+    pub fn start_id(&self) -> u32 {
+        self.start_id
+    }
+    /// The first string offset this BTF owns (0 for base BTF).
+    pub fn start_str_off(&self) -> u32 {
+        self.start_str_off
+    }
+    /// One past the highest type id (libbpf's `btf__type_cnt`, counting void and the base).
+    pub fn type_cnt(&self) -> u32 {
+        self.start_id + self.offs.len() as u32
+    }
+    /// Number of types this BTF owns.
+    pub fn own_len(&self) -> usize {
+        self.offs.len()
+    }
+    /// One past the highest string offset, base included.
+    pub fn str_end(&self) -> u32 {
+        self.start_str_off + self.strings.len() as u32
+    }
+    /// This BTF's own string section.
+    pub fn strings(&self) -> &StringTable {
+        &self.strings
+    }
+    /// This BTF's own type records, back to back.
+    pub fn type_words(&self) -> &[u32] {
+        &self.words
+    }
+
+    /// The type with id `id`, looking into the base for lower ids; `None` for void or past the end.
+    pub fn type_by_id(&self, id: u32) -> Option<Type<'_>> {
+        if id < self.start_id {
+            return self.base.as_ref().and_then(|b| b.type_by_id(id));
+        }
+        let i = (id - self.start_id) as usize;
+        let start = *self.offs.get(i)? as usize;
+        let end = self
+            .offs
+            .get(i + 1)
+            .map_or(self.words.len(), |&o| o as usize);
+        Some(Type {
+            id,
+            words: &self.words[start..end],
+        })
+    }
+
+    /// The own types, in id order.
+    pub fn own_types(&self) -> impl Iterator<Item = Type<'_>> + '_ {
+        (self.start_id..self.type_cnt()).filter_map(move |id| self.type_by_id(id))
+    }
+
+    /// The string at `off` (base strings included), or `None` when the offset is invalid.
+    pub fn str_at(&self, off: u32) -> Option<&[u8]> {
+        if off < self.start_str_off {
+            return self.base.as_ref().and_then(|b| b.str_at(off));
+        }
+        self.strings.get(off - self.start_str_off)
+    }
+
+    /// The string at `off` as text (lossy), `""` for an invalid offset.
+    pub fn name(&self, off: u32) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(self.str_at(off).unwrap_or(b""))
+    }
+
+    /// Adds a string (libbpf `btf__add_str`): a base string is reused, then an own one.
+    pub fn add_str(&mut self, s: &[u8]) -> u32 {
+        if let Some(base) = &self.base {
+            if let Some(off) = base.find_str(s) {
+                return off;
+            }
+        }
+        self.start_str_off + self.strings.add(s)
+    }
+
+    /// Finds a string without adding it (base first).
+    pub fn find_str(&self, s: &[u8]) -> Option<u32> {
+        if let Some(off) = self.base.as_ref().and_then(|b| b.find_str(s)) {
+            return Some(off);
+        }
+        self.strings.find(s).map(|o| o + self.start_str_off)
+    }
+
+    /// Makes every string of a section read from bytes findable (needed before adding to it).
+    pub fn index_strings(&mut self) {
+        self.strings.build_index();
+    }
+
+    fn opt_name(&mut self, name: Option<&[u8]>) -> u32 {
+        match name {
+            Some(s) if !s.is_empty() => self.add_str(s),
+            _ => 0,
+        }
+    }
+
+    fn check_room(&self) -> Result<()> {
+        if self.type_cnt() > kinds::MAX_TYPE_ID {
+            return Err(Error::BtfLimit(format!(
+                "more than {} types",
+                kinds::MAX_TYPE_ID
+            )));
+        }
+        Ok(())
+    }
+
+    /// Appends a complete record and returns its id.
+    pub fn push_record(&mut self, words: &[u32]) -> Result<u32> {
+        self.check_room()?;
+        let id = self.type_cnt();
+        self.offs.push(self.words.len() as u32);
+        self.words.extend_from_slice(words);
+        Ok(id)
+    }
+
+    fn push(&mut self, name_off: u32, info: u32, size_or_type: u32, extra: &[u32]) -> Result<u32> {
+        self.check_room()?;
+        let id = self.type_cnt();
+        self.offs.push(self.words.len() as u32);
+        self.words
+            .extend_from_slice(&[name_off, info, size_or_type]);
+        self.words.extend_from_slice(extra);
+        Ok(id)
+    }
+
+    fn last_kind(&self) -> Option<Kind> {
+        let start = *self.offs.last()? as usize;
+        Kind::from_u32(kinds::info_kind(self.words[start + 1]))
+    }
+
+    /// Appends a vlen entry to the last type, bumping its vlen and OR-ing in `kflag`.
+    fn push_entry(&mut self, entry: &[u32], kflag: bool) -> Result<()> {
+        let start = *self.offs.last().expect("caller checked the last kind") as usize;
+        let info = self.words[start + 1];
+        let vlen = kinds::info_vlen(info);
+        if vlen >= kinds::MAX_VLEN {
+            return Err(Error::BtfLimit(format!(
+                "type [{}] would have more than {} members",
+                self.type_cnt() - 1,
+                kinds::MAX_VLEN
+            )));
+        }
+        let kind = Kind::from_u32(kinds::info_kind(info)).expect("own records are valid");
+        self.words[start + 1] = kinds::info(kind, vlen + 1, kflag || kinds::info_kflag(info));
+        self.words.extend_from_slice(entry);
+        Ok(())
+    }
+
+    fn expect_last(&self, kinds_ok: &[Kind], what: &str) -> Result<()> {
+        match self.last_kind() {
+            Some(k) if kinds_ok.contains(&k) => Ok(()),
+            _ => Err(Error::BadBtf(format!(
+                "{what} added without a preceding {}",
+                kinds_ok[0]
+            ))),
+        }
+    }
+
+    /// `btf__add_int`.
+    pub fn add_int(&mut self, name: &[u8], byte_sz: u32, encoding: u8) -> Result<u32> {
+        if name.is_empty() || !byte_sz.is_power_of_two() || byte_sz > 16 {
+            return Err(Error::BadBtf(format!(
+                "INT '{}' of {byte_sz} bytes: needs a name and a power-of-two size up to 16",
+                String::from_utf8_lossy(name)
+            )));
+        }
+        let name_off = self.add_str(name);
+        let data = kinds::int_data(encoding, 0, (byte_sz * 8) as u8);
+        self.push(name_off, kinds::info(Kind::Int, 0, false), byte_sz, &[data])
+    }
+
+    /// `btf__add_float`.
+    pub fn add_float(&mut self, name: &[u8], byte_sz: u32) -> Result<u32> {
+        if name.is_empty() || ![2, 4, 8, 12, 16].contains(&byte_sz) {
+            return Err(Error::BadBtf(format!(
+                "FLOAT '{}' of {byte_sz} bytes: needs a name and size 2, 4, 8, 12 or 16",
+                String::from_utf8_lossy(name)
+            )));
+        }
+        let name_off = self.add_str(name);
+        self.push(name_off, kinds::info(Kind::Float, 0, false), byte_sz, &[])
+    }
+
+    /// PTR, CONST, VOLATILE, RESTRICT (no name) and TYPEDEF, TYPE_TAG (named).
+    pub fn add_ref(&mut self, kind: Kind, name: Option<&[u8]>, ref_id: u32) -> Result<u32> {
+        let named = matches!(kind, Kind::Typedef | Kind::TypeTag);
+        if named && name.is_none_or(|n| n.is_empty()) {
+            return Err(Error::BadBtf(format!("{kind} without a name")));
+        }
+        let name_off = self.opt_name(name);
+        self.push(name_off, kinds::info(kind, 0, false), ref_id, &[])
+    }
+
+    /// `btf__add_fwd` for STRUCT (`is_union == false`) or UNION.
+    pub fn add_fwd(&mut self, name: &[u8], is_union: bool) -> Result<u32> {
+        if name.is_empty() {
+            return Err(Error::BadBtf("FWD without a name".into()));
+        }
+        let name_off = self.add_str(name);
+        self.push(name_off, kinds::info(Kind::Fwd, 0, is_union), 0, &[])
+    }
+
+    /// `btf__add_array`.
+    pub fn add_array(&mut self, index_id: u32, elem_id: u32, nelems: u32) -> Result<u32> {
+        self.push(
+            0,
+            kinds::info(Kind::Array, 0, false),
+            0,
+            &[elem_id, index_id, nelems],
+        )
+    }
+
+    /// `btf__add_struct` / `btf__add_union`.
+    pub fn add_composite(&mut self, kind: Kind, name: Option<&[u8]>, byte_sz: u32) -> Result<u32> {
+        debug_assert!(kind.is_composite());
+        let name_off = self.opt_name(name);
+        self.push(name_off, kinds::info(kind, 0, false), byte_sz, &[])
+    }
+
+    /// `btf__add_field`: a member of the last STRUCT/UNION.
+    pub fn add_field(
+        &mut self,
+        name: Option<&[u8]>,
+        type_id: u32,
+        bit_offset: u32,
+        bit_size: u32,
+    ) -> Result<()> {
+        self.expect_last(&[Kind::Struct, Kind::Union], "member")?;
+        let is_bitfield = bit_size != 0 || bit_offset % 8 != 0;
+        if is_bitfield && (bit_size == 0 || bit_size > 255 || bit_offset > 0xff_ffff) {
+            return Err(Error::BadBtf(format!(
+                "bitfield of {bit_size} bits at bit {bit_offset} cannot be encoded"
+            )));
+        }
+        if self.last_kind() == Some(Kind::Union) && bit_offset != 0 {
+            return Err(Error::BadBtf(format!(
+                "union member at bit offset {bit_offset} (must be 0)"
+            )));
+        }
+        let name_off = self.opt_name(name);
+        self.push_entry(
+            &[name_off, type_id, bit_offset | (bit_size << 24)],
+            is_bitfield,
+        )
+    }
+
+    /// `btf__add_enum` (starts unsigned) or `btf__add_enum64`.
+    pub fn add_enum(
+        &mut self,
+        kind: Kind,
+        name: Option<&[u8]>,
+        byte_sz: u32,
+        signed: bool,
+    ) -> Result<u32> {
+        if !byte_sz.is_power_of_two() || byte_sz > 8 {
+            return Err(Error::BadBtf(format!("{kind} of {byte_sz} bytes")));
+        }
+        let name_off = self.opt_name(name);
+        self.push(name_off, kinds::info(kind, 0, signed), byte_sz, &[])
+    }
+
+    /// `btf__add_enum_value`: sets kind_flag (signed) on a negative value.
+    pub fn add_enum_value(&mut self, name: &[u8], value: i64) -> Result<()> {
+        self.expect_last(&[Kind::Enum], "enumerator")?;
+        if name.is_empty() || value < i32::MIN as i64 || value > u32::MAX as i64 {
+            return Err(Error::BadBtf(format!(
+                "enumerator '{}' = {value} does not fit a 32-bit ENUM",
+                String::from_utf8_lossy(name)
+            )));
+        }
+        let name_off = self.add_str(name);
+        self.push_entry(&[name_off, value as u32], value < 0)
+    }
+
+    /// `btf__add_enum64_value`.
+    pub fn add_enum64_value(&mut self, name: &[u8], value: u64) -> Result<()> {
+        self.expect_last(&[Kind::Enum64], "enumerator")?;
+        if name.is_empty() {
+            return Err(Error::BadBtf("enumerator without a name".into()));
+        }
+        let name_off = self.add_str(name);
+        self.push_entry(&[name_off, value as u32, (value >> 32) as u32], false)
+    }
+
+    /// `btf__add_func_proto`.
+    pub fn add_func_proto(&mut self, ret_id: u32) -> Result<u32> {
+        self.push(0, kinds::info(Kind::FuncProto, 0, false), ret_id, &[])
+    }
+
+    /// `btf__add_func_param`: a parameter of the last FUNC_PROTO.
+    pub fn add_func_param(&mut self, name: Option<&[u8]>, type_id: u32) -> Result<()> {
+        self.expect_last(&[Kind::FuncProto], "parameter")?;
+        let name_off = self.opt_name(name);
+        self.push_entry(&[name_off, type_id], false)
+    }
+
+    /// `btf__add_func`.
+    pub fn add_func(&mut self, name: &[u8], linkage: u32, proto_id: u32) -> Result<u32> {
+        if name.is_empty() {
+            return Err(Error::BadBtf("FUNC without a name".into()));
+        }
+        let name_off = self.add_str(name);
+        self.push(
+            name_off,
+            kinds::info(Kind::Func, linkage, false),
+            proto_id,
+            &[],
+        )
+    }
+
+    /// `btf__add_var`.
+    pub fn add_var(&mut self, name: &[u8], linkage: u32, type_id: u32) -> Result<u32> {
+        if name.is_empty() {
+            return Err(Error::BadBtf("VAR without a name".into()));
+        }
+        let name_off = self.add_str(name);
+        self.push(
+            name_off,
+            kinds::info(Kind::Var, 0, false),
+            type_id,
+            &[linkage],
+        )
+    }
+
+    /// `btf__add_datasec`.
+    pub fn add_datasec(&mut self, name: &[u8], byte_sz: u32) -> Result<u32> {
+        if name.is_empty() {
+            return Err(Error::BadBtf("DATASEC without a name".into()));
+        }
+        let name_off = self.add_str(name);
+        self.push(name_off, kinds::info(Kind::Datasec, 0, false), byte_sz, &[])
+    }
+
+    /// `btf__add_datasec_var_info`.
+    pub fn add_datasec_var(&mut self, var_id: u32, offset: u32, size: u32) -> Result<()> {
+        self.expect_last(&[Kind::Datasec], "variable section info")?;
+        self.push_entry(&[var_id, offset, size], false)
+    }
+
+    /// `btf__add_decl_tag`.
+    pub fn add_decl_tag(&mut self, value: &[u8], ref_id: u32, component_idx: i32) -> Result<u32> {
+        if value.is_empty() || component_idx < -1 {
+            return Err(Error::BadBtf(
+                "DECL_TAG needs a value and component >= -1".into(),
+            ));
+        }
+        let name_off = self.add_str(value);
+        self.push(
+            name_off,
+            kinds::info(Kind::DeclTag, 0, false),
+            ref_id,
+            &[component_idx as u32],
+        )
+    }
+
+    /// Per-kind counts of the own types, indexed by kind number.
+    pub fn kind_counts(&self) -> [usize; 20] {
+        let mut counts = [0usize; 20];
+        for t in self.own_types() {
+            counts[kinds::info_kind(t.info()) as usize] += 1;
+        }
+        counts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_like_libbpf() {
+        let mut btf = Btf::new();
+        let int = btf.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
+        let s = btf.add_composite(Kind::Struct, Some(b"s"), 8).unwrap();
+        btf.add_field(Some(b"a"), int, 0, 0).unwrap();
+        btf.add_field(Some(b"b"), int, 35, 3).unwrap();
+        let t = btf.type_by_id(s).unwrap();
+        assert_eq!(t.k(), Kind::Struct);
+        assert_eq!(t.vlen(), 2);
+        assert!(t.kflag());
+        let m: Vec<_> = t.members().collect();
+        assert_eq!(m[1].bit_offset(true), 35);
+        assert_eq!(m[1].bitfield_size(true), 3);
+        assert_eq!(btf.name(t.name_off()), "s");
+        assert!(btf.add_composite(Kind::Union, None, 4).is_ok());
+        assert!(btf.add_field(None, int, 8, 0).is_err());
+    }
+
+    #[test]
+    fn negative_enum_value_sets_signed() {
+        let mut btf = Btf::new();
+        let e = btf.add_enum(Kind::Enum, Some(b"e"), 4, false).unwrap();
+        btf.add_enum_value(b"A", 1).unwrap();
+        assert!(!btf.type_by_id(e).unwrap().kflag());
+        btf.add_enum_value(b"B", -1).unwrap();
+        assert!(btf.type_by_id(e).unwrap().kflag());
+        assert!(btf.add_enum_value(b"C", 1 << 33).is_err());
+    }
+
+    #[test]
+    fn split_continues_base_ids_and_strings() {
+        let mut base = Btf::new();
+        base.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
+        let base = Arc::new(base);
+        let mut split = Btf::new_split(base.clone());
+        assert_eq!(split.start_id(), 2);
+        assert_eq!(split.add_str(b"int"), 1);
+        let p = split.add_ref(Kind::Ptr, None, 1).unwrap();
+        assert_eq!(p, 2);
+        assert_eq!(split.add_str(b"x"), base.str_end());
+        assert_eq!(split.type_by_id(1).unwrap().k(), Kind::Int);
+    }
+}

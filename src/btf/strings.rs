@@ -1,0 +1,161 @@
+//! The BTF string section: NUL-terminated byte strings, deduplicated on insertion.
+//!
+//! Mirrors libbpf's `strset`: the first insertion of a string wins and new strings are appended,
+//! so the section is in first-insertion order. Offset 0 is the empty string for base BTF.
+
+use hashbrown::HashTable;
+use std::hash::{BuildHasher, Hasher};
+
+/// Deterministic hasher state (no per-process seed: output must not depend on it).
+#[derive(Clone, Copy, Default)]
+struct FixedState;
+
+impl BuildHasher for FixedState {
+    type Hasher = rustc_hash::FxHasher;
+    fn build_hasher(&self) -> Self::Hasher {
+        rustc_hash::FxHasher::default()
+    }
+}
+
+fn hash_bytes(s: &[u8]) -> u64 {
+    let mut h = FixedState.build_hasher();
+    h.write(s);
+    h.finish()
+}
+
+/// An append-only, deduplicating string section.
+#[derive(Clone, Default)]
+pub struct StringTable {
+    data: Vec<u8>,
+    index: HashTable<u32>,
+}
+
+impl std::fmt::Debug for StringTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StringTable")
+            .field("len", &self.data.len())
+            .finish()
+    }
+}
+
+impl StringTable {
+    /// A table for base BTF: holds the empty string at offset 0.
+    pub fn new_base() -> Self {
+        let mut t = StringTable::default();
+        t.data.push(0);
+        t.index
+            .insert_unique(hash_bytes(b""), 0, |&o| hash_bytes(t_str(&[0], o)));
+        t
+    }
+
+    /// An empty table for split BTF (its offsets continue the base's).
+    pub fn new_split() -> Self {
+        StringTable::default()
+    }
+
+    /// Wraps an existing string section without indexing it (read-only use).
+    pub fn from_bytes(data: Vec<u8>) -> Self {
+        StringTable {
+            data,
+            index: HashTable::new(),
+        }
+    }
+
+    /// Indexes every string of a section read with [`StringTable::from_bytes`], so that
+    /// [`StringTable::add`] reuses existing offsets. The first occurrence of a duplicate wins.
+    pub fn build_index(&mut self) {
+        self.index.clear();
+        let mut off = 0usize;
+        while off < self.data.len() {
+            let end = memchr0(&self.data[off..]).map_or(self.data.len(), |e| off + e);
+            let s = &self.data[off..end];
+            let h = hash_bytes(s);
+            let data = &self.data;
+            if self.index.find(h, |&o| t_str(data, o) == s).is_none() {
+                self.index
+                    .insert_unique(h, off as u32, |&o| hash_bytes(t_str(data, o)));
+            }
+            off = end + 1;
+        }
+    }
+
+    /// Adds `s` (without NUL) and returns its local offset; an existing equal string is reused.
+    pub fn add(&mut self, s: &[u8]) -> u32 {
+        let h = hash_bytes(s);
+        if let Some(&off) = self.index.find(h, |&o| t_str(&self.data, o) == s) {
+            return off;
+        }
+        let off = self.data.len() as u32;
+        self.data.extend_from_slice(s);
+        self.data.push(0);
+        let data = &self.data;
+        self.index
+            .insert_unique(h, off, |&o| hash_bytes(t_str(data, o)));
+        off
+    }
+
+    /// Finds `s` without adding it.
+    pub fn find(&self, s: &[u8]) -> Option<u32> {
+        self.index
+            .find(hash_bytes(s), |&o| t_str(&self.data, o) == s)
+            .copied()
+    }
+
+    /// The string at local offset `off` (without NUL), or `None` past the end.
+    pub fn get(&self, off: u32) -> Option<&[u8]> {
+        if (off as usize) < self.data.len() {
+            Some(t_str(&self.data, off))
+        } else {
+            None
+        }
+    }
+
+    /// The raw section bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// Section length in bytes.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// True when the section holds no bytes at all.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+}
+
+fn memchr0(s: &[u8]) -> Option<usize> {
+    s.iter().position(|&b| b == 0)
+}
+
+fn t_str(data: &[u8], off: u32) -> &[u8] {
+    let rest = &data[off as usize..];
+    &rest[..memchr0(rest).unwrap_or(rest.len())]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dedups_in_first_insertion_order() {
+        let mut t = StringTable::new_base();
+        assert_eq!(t.add(b""), 0);
+        let a = t.add(b"int");
+        let b = t.add(b"long");
+        assert_eq!(t.add(b"int"), a);
+        assert_eq!(t.as_bytes(), b"\0int\0long\0");
+        assert_eq!(t.get(b), Some(&b"long"[..]));
+        assert_eq!(t.get(a + 1), Some(&b"nt"[..]));
+    }
+
+    #[test]
+    fn index_of_read_section_reuses_offsets() {
+        let mut t = StringTable::from_bytes(b"\0a\0b\0a\0".to_vec());
+        t.build_index();
+        assert_eq!(t.add(b"a"), 1);
+        assert_eq!(t.add(b"c"), 7);
+    }
+}

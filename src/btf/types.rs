@@ -1,0 +1,210 @@
+//! Read-only views of one BTF type record and of its vlen entries.
+//!
+//! A record is a slice of native-order `u32` words exactly as laid out on disk; the views only
+//! decode fields, they never copy.
+
+use super::kinds::{self, Kind};
+
+/// One type record, borrowed from its [`super::Btf`].
+#[derive(Clone, Copy, Debug)]
+pub struct Type<'a> {
+    /// The type id.
+    pub id: u32,
+    /// The record's words: `name_off`, `info`, `size_or_type`, then kind-specific data.
+    pub words: &'a [u32],
+}
+
+/// A STRUCT/UNION member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Member {
+    pub name_off: u32,
+    pub type_id: u32,
+    /// The raw offset word (`bitfield_size << 24 | bit_offset` when the parent has kind_flag).
+    pub offset: u32,
+}
+
+/// An ENUM or ENUM64 enumerator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Enumerator {
+    pub name_off: u32,
+    /// The value's raw bits (ENUM: the 32-bit word zero-extended).
+    pub raw: u64,
+}
+
+/// A FUNC_PROTO parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Param {
+    pub name_off: u32,
+    pub type_id: u32,
+}
+
+/// A DATASEC entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VarSecinfo {
+    pub type_id: u32,
+    pub offset: u32,
+    pub size: u32,
+}
+
+/// An ARRAY's trailing data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Array {
+    pub elem: u32,
+    pub index: u32,
+    pub nelems: u32,
+}
+
+impl<'a> Type<'a> {
+    pub fn name_off(&self) -> u32 {
+        self.words[0]
+    }
+    pub fn info(&self) -> u32 {
+        self.words[1]
+    }
+    /// The kind, or `None` for a kind number the kernel does not know.
+    pub fn kind(&self) -> Option<Kind> {
+        Kind::from_u32(kinds::info_kind(self.info()))
+    }
+    /// The kind; panics only on records a [`super::Btf`] could not hold (checked at parse).
+    pub fn k(&self) -> Kind {
+        self.kind().expect("BTF records are checked at parse time")
+    }
+    pub fn vlen(&self) -> u32 {
+        kinds::info_vlen(self.info())
+    }
+    pub fn kflag(&self) -> bool {
+        kinds::info_kflag(self.info())
+    }
+    /// `size` for sized kinds, `type` for reference kinds.
+    pub fn size_or_type(&self) -> u32 {
+        self.words[2]
+    }
+    /// The word right after the common header (INT data, VAR linkage, DECL_TAG component).
+    pub fn extra(&self) -> u32 {
+        self.words[3]
+    }
+    pub fn int_encoding(&self) -> u8 {
+        (self.extra() >> 24) as u8 & 0x0f
+    }
+    pub fn int_offset(&self) -> u8 {
+        (self.extra() >> 16) as u8
+    }
+    pub fn int_bits(&self) -> u8 {
+        self.extra() as u8
+    }
+    pub fn decl_tag_component(&self) -> i32 {
+        self.extra() as i32
+    }
+    pub fn array(&self) -> Array {
+        Array {
+            elem: self.words[3],
+            index: self.words[4],
+            nelems: self.words[5],
+        }
+    }
+    fn entries(&self, per: usize) -> impl Iterator<Item = &'a [u32]> + 'a {
+        let start = 3 + self.k().extra_words();
+        self.words[start..].chunks_exact(per)
+    }
+    pub fn members(&self) -> impl Iterator<Item = Member> + 'a {
+        self.entries(3).map(|w| Member {
+            name_off: w[0],
+            type_id: w[1],
+            offset: w[2],
+        })
+    }
+    pub fn enumerators(&self) -> impl Iterator<Item = Enumerator> + 'a {
+        let wide = self.k() == Kind::Enum64;
+        self.entries(if wide { 3 } else { 2 })
+            .map(move |w| Enumerator {
+                name_off: w[0],
+                raw: if wide {
+                    w[1] as u64 | (w[2] as u64) << 32
+                } else {
+                    w[1] as u64
+                },
+            })
+    }
+    pub fn params(&self) -> impl Iterator<Item = Param> + 'a {
+        self.entries(2).map(|w| Param {
+            name_off: w[0],
+            type_id: w[1],
+        })
+    }
+    pub fn secinfos(&self) -> impl Iterator<Item = VarSecinfo> + 'a {
+        self.entries(3).map(|w| VarSecinfo {
+            type_id: w[0],
+            offset: w[1],
+            size: w[2],
+        })
+    }
+}
+
+impl Member {
+    /// The member's bit offset, decoded with the parent's kind_flag.
+    pub fn bit_offset(&self, kflag: bool) -> u32 {
+        if kflag {
+            self.offset & 0x00ff_ffff
+        } else {
+            self.offset
+        }
+    }
+    /// The bitfield size (0 when not a bitfield or when the parent has no kind_flag).
+    pub fn bitfield_size(&self, kflag: bool) -> u32 {
+        if kflag {
+            self.offset >> 24
+        } else {
+            0
+        }
+    }
+}
+
+/// Calls `f` on every type-id field of a record, in libbpf's `btf_field_iter` IDS order.
+pub fn for_each_type_id_mut(kind: Kind, words: &mut [u32], mut f: impl FnMut(&mut u32)) {
+    match kind {
+        Kind::Int | Kind::Float | Kind::Enum | Kind::Enum64 => {}
+        Kind::Fwd => f(&mut words[2]),
+        Kind::Ptr
+        | Kind::Typedef
+        | Kind::Volatile
+        | Kind::Const
+        | Kind::Restrict
+        | Kind::Func
+        | Kind::Var
+        | Kind::DeclTag
+        | Kind::TypeTag => f(&mut words[2]),
+        Kind::Array => {
+            f(&mut words[3]);
+            f(&mut words[4]);
+        }
+        Kind::Struct | Kind::Union | Kind::Datasec => {
+            let (per, field) = if kind == Kind::Datasec {
+                (3, 0)
+            } else {
+                (3, 1)
+            };
+            for e in words[3..].chunks_exact_mut(per) {
+                f(&mut e[field]);
+            }
+        }
+        Kind::FuncProto => {
+            f(&mut words[2]);
+            for e in words[3..].chunks_exact_mut(2) {
+                f(&mut e[1]);
+            }
+        }
+    }
+}
+
+/// Calls `f` on every string-offset field of a record, in libbpf's STRS order.
+pub fn for_each_str_off_mut(kind: Kind, words: &mut [u32], mut f: impl FnMut(&mut u32)) {
+    f(&mut words[0]);
+    let per = match kind {
+        Kind::Struct | Kind::Union | Kind::Enum64 => 3,
+        Kind::Enum | Kind::FuncProto => 2,
+        _ => return,
+    };
+    for e in words[3..].chunks_exact_mut(per) {
+        f(&mut e[0]);
+    }
+}

@@ -1,0 +1,1 @@
+//! The kernel's BTF checks (`dwarf2btf verify`).

@@ -1,0 +1,1 @@
+//! BTF deduplication with libbpf v1.7.0 semantics.

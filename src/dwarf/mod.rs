@@ -1,0 +1,1 @@
+//! DWARF decoding: compile units and the per-CU type model pahole's loader builds.

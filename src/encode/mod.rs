@@ -1,0 +1,1 @@
+//! Encoding: one CU's type model to BTF records.

@@ -1,0 +1,342 @@
+//! The ELF input: memory-mapped file, section table, symbol table, and the debug sections
+//! ready for gimli (decompressed, and relocated for ET_REL objects).
+//!
+//! `.rela.debug_*` are applied only to relocatable objects (`.o`, `.ko`). An ET_EXEC vmlinux
+//! linked with `--emit-relocs` carries relocations that are already applied; applying them
+//! again would be wrong.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use object::{
+    Object, ObjectSection, ObjectSymbol, RelocationFlags, RelocationTarget, SectionIndex,
+    SymbolIndex,
+};
+
+use crate::btf::Endian;
+use crate::error::{Error, Result};
+
+/// A read-only memory map of an input file.
+pub struct Mapped {
+    path: PathBuf,
+    map: Mmap,
+}
+
+impl Mapped {
+    /// Maps `path` read-only.
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        // SAFETY: the map is read-only and private to this process; dwarf2btf never writes
+        // through it, and kernel build inputs are not modified while the encoder runs.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        Ok(Mapped {
+            path: path.to_path_buf(),
+            map,
+        })
+    }
+
+    /// The mapped bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Tells the kernel a byte range will not be read again, so its page-cache pages can leave
+    /// this process's resident set (the file stays intact).
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        let page = 4096;
+        let start = range.start / page * page;
+        let end = range.end.min(self.map.len());
+        if end <= start {
+            return;
+        }
+        // SAFETY: MADV_DONTNEED on a private read-only file mapping only drops this process's
+        // page references; the next access re-reads the unchanged file, so no slice handed out
+        // from this map can observe different bytes. A failure changes memory use, never results.
+        let _ = unsafe {
+            self.map
+                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+        };
+    }
+}
+
+/// One section header, as the encoder needs it.
+#[derive(Clone, Debug)]
+pub struct SectionInfo {
+    pub index: usize,
+    pub name: String,
+    pub addr: u64,
+    pub size: u64,
+    pub sh_type: u32,
+    pub sh_flags: u64,
+}
+
+/// A symbol table entry.
+#[derive(Clone, Debug)]
+pub struct SymbolInfo<'a> {
+    pub name: &'a str,
+    pub value: u64,
+    pub size: u64,
+    pub st_type: u8,
+    pub st_bind: u8,
+    pub section: Option<usize>,
+}
+
+/// `STT_OBJECT`.
+pub const STT_OBJECT: u8 = 1;
+/// `STT_FUNC`.
+pub const STT_FUNC: u8 = 2;
+/// `SHT_PROGBITS`.
+pub const SHT_PROGBITS: u32 = 1;
+/// `SHT_NOBITS`.
+pub const SHT_NOBITS: u32 = 8;
+/// `SHF_ALLOC`.
+pub const SHF_ALLOC: u64 = 2;
+
+/// A parsed ELF file.
+pub struct Elf<'a> {
+    path: &'a Path,
+    file: object::File<'a>,
+    /// Byte order of the target.
+    pub endian: Endian,
+    /// True for ET_REL (`.o`, `.ko`).
+    pub relocatable: bool,
+    /// `e_machine`.
+    pub machine: u16,
+    /// Address size in bytes (4 or 8).
+    pub addr_size: u8,
+}
+
+fn bad_elf(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::BadElf {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    }
+}
+
+impl<'a> Elf<'a> {
+    /// Parses the mapped file as ELF.
+    pub fn parse(mapped: &'a Mapped) -> Result<Self> {
+        let path = mapped.path();
+        let data = mapped.bytes();
+        if !data.starts_with(b"\x7fELF") {
+            return Err(bad_elf(path, "no ELF magic"));
+        }
+        let file = object::File::parse(data).map_err(|e| bad_elf(path, e))?;
+        let (machine, relocatable) = match file.flags() {
+            object::FileFlags::Elf { .. } => elf_header_fields(data, file.is_little_endian()),
+            _ => return Err(bad_elf(path, "not an ELF object")),
+        };
+        let endian = if file.is_little_endian() {
+            Endian::Little
+        } else {
+            Endian::Big
+        };
+        let addr_size = if file.is_64() { 8 } else { 4 };
+        // Touch every section header once so that a truncated file fails here, cleanly.
+        for s in file.sections() {
+            s.name().map_err(|e| bad_elf(path, e))?;
+        }
+        Ok(Elf {
+            path,
+            file,
+            endian,
+            relocatable,
+            machine,
+            addr_size,
+        })
+    }
+
+    /// The input's path.
+    pub fn path(&self) -> &Path {
+        self.path
+    }
+
+    /// Every section header.
+    pub fn sections(&self) -> Vec<SectionInfo> {
+        self.file
+            .sections()
+            .map(|s| {
+                let (sh_type, sh_flags) = match s.flags() {
+                    object::SectionFlags::Elf { sh_type, sh_flags } => (sh_type.0, sh_flags.0),
+                    _ => (0, 0),
+                };
+                SectionInfo {
+                    index: s.index().0,
+                    name: s.name().unwrap_or("").to_string(),
+                    addr: s.address(),
+                    size: s.size(),
+                    sh_type,
+                    sh_flags,
+                }
+            })
+            .collect()
+    }
+
+    /// True when the file has a `.symtab`.
+    pub fn has_symtab(&self) -> bool {
+        self.file.section_by_name(".symtab").is_some()
+    }
+
+    /// The `.symtab` entries, in table order (index 0 excluded).
+    pub fn symbols(&self) -> impl Iterator<Item = SymbolInfo<'a>> + '_ {
+        self.file.symbols().map(|s| {
+            let st_info = match s.flags() {
+                object::SymbolFlags::Elf { st_info, .. } => st_info.0,
+                _ => 0,
+            };
+            SymbolInfo {
+                name: s.name().unwrap_or(""),
+                value: s.address(),
+                size: s.size(),
+                st_type: st_info & 0xf,
+                st_bind: st_info >> 4,
+                section: s.section_index().map(|i| i.0),
+            }
+        })
+    }
+
+    /// The data of a named section, decompressed when needed; `None` when absent.
+    pub fn section_data(&self, name: &str) -> Result<Option<Cow<'a, [u8]>>> {
+        let Some(sec) = self.file.section_by_name(name) else {
+            return Ok(None);
+        };
+        let data = sec.uncompressed_data().map_err(|e| Error::BadSection {
+            path: self.path.to_path_buf(),
+            section: name.to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(Some(data))
+    }
+
+    /// The data of a debug section, decompressed and, for ET_REL, relocated.
+    pub fn debug_section(&self, name: &str) -> Result<Option<Cow<'a, [u8]>>> {
+        let Some(data) = self.section_data(name)? else {
+            return Ok(None);
+        };
+        if !self.relocatable {
+            return Ok(Some(data));
+        }
+        let sec = self
+            .file
+            .section_by_name(name)
+            .expect("section_data found it");
+        let mut relocs = sec.relocations().peekable();
+        if relocs.peek().is_none() {
+            return Ok(Some(data));
+        }
+        let mut buf = data.into_owned();
+        for (offset, rel) in relocs {
+            self.apply_relocation(name, &mut buf, offset, &rel)?;
+        }
+        Ok(Some(Cow::Owned(buf)))
+    }
+
+    fn apply_relocation(
+        &self,
+        section: &str,
+        buf: &mut [u8],
+        offset: u64,
+        rel: &object::Relocation,
+    ) -> Result<()> {
+        let bad = |reason: String| Error::BadSection {
+            path: self.path.to_path_buf(),
+            section: section.to_string(),
+            reason,
+        };
+        let size = match rel.flags() {
+            RelocationFlags::Elf { r_type } => reloc_size(self.machine, r_type.0),
+            _ => None,
+        }
+        .or(match rel.size() {
+            32 => Some(4),
+            64 => Some(8),
+            _ => None,
+        })
+        .ok_or_else(|| bad(format!("unsupported relocation at {offset:#x}")))?;
+        let sym_value = match rel.target() {
+            RelocationTarget::Symbol(SymbolIndex(i)) => self
+                .file
+                .symbol_by_index(SymbolIndex(i))
+                .map(|s| s.address() + self.section_load_addr(s.section_index()))
+                .map_err(|e| bad(e.to_string()))?,
+            RelocationTarget::Section(SectionIndex(i)) => {
+                self.section_load_addr(Some(SectionIndex(i)))
+            }
+            RelocationTarget::Absolute => 0,
+            _ => return Err(bad(format!("unsupported relocation target at {offset:#x}"))),
+        };
+        let value = sym_value.wrapping_add(rel.addend() as u64);
+        let at = offset as usize;
+        let slot = buf
+            .get_mut(at..at + size)
+            .ok_or_else(|| bad(format!("relocation at {offset:#x} is out of bounds")))?;
+        match (size, self.endian) {
+            (4, Endian::Little) => slot.copy_from_slice(&(value as u32).to_le_bytes()),
+            (4, Endian::Big) => slot.copy_from_slice(&(value as u32).to_be_bytes()),
+            (8, Endian::Little) => slot.copy_from_slice(&value.to_le_bytes()),
+            _ => slot.copy_from_slice(&value.to_be_bytes()),
+        }
+        Ok(())
+    }
+
+    /// The address a section is placed at: `sh_addr` (0 for ET_REL sections, which keeps
+    /// relocated DWARF addresses section-relative, the same as their symbols' `st_value`).
+    fn section_load_addr(&self, index: Option<SectionIndex>) -> u64 {
+        index
+            .and_then(|i| self.file.section_by_index(i).ok())
+            .map_or(0, |s| s.address())
+    }
+}
+
+fn elf_header_fields(data: &[u8], little: bool) -> (u16, bool) {
+    let rd = |off: usize| {
+        let b = [data[off], data[off + 1]];
+        if little {
+            u16::from_le_bytes(b)
+        } else {
+            u16::from_be_bytes(b)
+        }
+    };
+    // e_type at 16, e_machine at 18, for both ELF classes.
+    (rd(18), rd(16) == 1)
+}
+
+/// Byte size of the absolute relocation types debug sections use.
+fn reloc_size(machine: u16, r_type: u32) -> Option<usize> {
+    const EM_X86_64: u16 = 62;
+    const EM_AARCH64: u16 = 183;
+    const EM_386: u16 = 3;
+    match (machine, r_type) {
+        (EM_X86_64, 1) => Some(8),       // R_X86_64_64
+        (EM_X86_64, 10 | 11) => Some(4), // R_X86_64_32, R_X86_64_32S
+        (EM_AARCH64, 257) => Some(8),    // R_AARCH64_ABS64
+        (EM_AARCH64, 258) => Some(4),    // R_AARCH64_ABS32
+        (EM_386, 1) => Some(4),          // R_386_32
+        _ => None,
+    }
+}
+
+/// The `.BTF` section of an ELF file given as bytes (for `verify`, `diff`, `dump`).
+pub fn btf_section(path: &Path, data: &[u8]) -> Result<Vec<u8>> {
+    let file = object::File::parse(data).map_err(|e| bad_elf(path, e))?;
+    let sec = file
+        .section_by_name(".BTF")
+        .ok_or_else(|| Error::BadSection {
+            path: path.to_path_buf(),
+            section: ".BTF".into(),
+            reason: "no such section".into(),
+        })?;
+    let bytes = sec.uncompressed_data().map_err(|e| Error::BadSection {
+        path: path.to_path_buf(),
+        section: ".BTF".into(),
+        reason: e.to_string(),
+    })?;
+    Ok(bytes.into_owned())
+}

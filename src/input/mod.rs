@@ -1,0 +1,3 @@
+//! Reading the input file: the ELF container and its debug sections.
+
+pub mod elf;

@@ -1,0 +1,22 @@
+//! dwarf2btf: turns the DWARF of a Linux kernel image (or module, or any ELF object) into BTF.
+//!
+//! The pipeline flows one way, and the modules are named after its stages:
+//!
+//! ```text
+//! input (mmap, ELF, debug sections) → dwarf (per-CU type model) → encode (BTF records)
+//!     → dedup (libbpf-equivalent) → output (raw file, written atomically)
+//! ```
+//!
+//! `btf` holds the format itself: building, reading, writing, verifying and comparing BTF.
+
+pub mod btf;
+pub mod config;
+pub mod dedup;
+pub mod dwarf;
+pub mod encode;
+pub mod error;
+pub mod input;
+pub mod output;
+pub mod pipeline;
+
+pub use error::{Error, Result};

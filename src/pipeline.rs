@@ -1,0 +1,1 @@
+//! The encoding run: input → per-CU encoding → merge → dedup → output.
