@@ -51,6 +51,9 @@ pub struct Btf {
     strings: StringTable,
     /// Byte order used when this BTF is written.
     pub endian: Endian,
+    /// True when the string section has no duplicates and no unused strings to drop: BTF built
+    /// with the `add_*` API (libbpf's `strs_deduped`). Parsed BTF starts out false.
+    pub strs_deduped: bool,
 }
 
 impl Default for Btf {
@@ -70,6 +73,7 @@ impl Btf {
             offs: Vec::new(),
             strings: StringTable::new_base(),
             endian: Endian::Little,
+            strs_deduped: true,
         }
     }
 
@@ -83,6 +87,7 @@ impl Btf {
             words: Vec::new(),
             offs: Vec::new(),
             strings: StringTable::new_split(),
+            strs_deduped: true,
         }
     }
 
@@ -104,7 +109,14 @@ impl Btf {
             offs,
             strings,
             endian,
+            strs_deduped: false,
         }
+    }
+
+    /// Mutable access to the raw parts, for passes that rewrite BTF wholesale (dedup):
+    /// the record words, the word offset of each own type, and the own string section.
+    pub(crate) fn raw_parts_mut(&mut self) -> (&mut Vec<u32>, &mut Vec<u32>, &mut StringTable) {
+        (&mut self.words, &mut self.offs, &mut self.strings)
     }
 
     /// The base this BTF is split on, if any.
