@@ -1,1 +1,261 @@
-fn main() {}
+//! The `dwarf2btf` command line: pahole's flag spelling for encoding, plus `verify`, `diff`
+//! and `dump` subcommands. It only parses flags and wires them to the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand};
+
+use dwarf2btf::btf::{canon, dump, read, verify, Btf};
+use dwarf2btf::config::{parse_langs, Config, Features};
+use dwarf2btf::{pipeline, Error, Result};
+
+#[derive(Parser)]
+#[command(
+    name = "dwarf2btf",
+    version,
+    about = "Encode the DWARF of a Linux kernel image or module as BTF (a faster pahole -J)",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    encode: EncodeArgs,
+}
+
+#[derive(Args)]
+struct EncodeArgs {
+    /// Encode BTF (pahole's -J). Writing .BTF into the ELF in place is not supported yet:
+    /// use --btf_encode_detached.
+    #[arg(short = 'J', long = "btf_encode")]
+    btf_encode: bool,
+    /// Write the raw BTF to FILE instead of into the input (implies -J).
+    #[arg(long = "btf_encode_detached", value_name = "FILE")]
+    detached: Option<PathBuf>,
+    /// Worker threads (no value: one per CPU, as pahole). Output is identical for every N.
+    #[arg(short = 'j', long = "jobs", value_name = "N", num_args = 0..=1, default_missing_value = "0")]
+    jobs: Option<usize>,
+    /// BTF features to encode (pahole names; `default`, `+feature`; may be repeated).
+    #[arg(long = "btf_features", value_name = "LIST")]
+    btf_features: Vec<String>,
+    /// Fail on unknown --btf_features names instead of ignoring them.
+    #[arg(long = "btf_features_strict", value_name = "LIST")]
+    btf_features_strict: Vec<String>,
+    /// Skip CUs of these DWARF languages (e.g. rust).
+    #[arg(long = "lang_exclude", value_name = "LIST")]
+    lang_exclude: Option<String>,
+    /// Verbose output (pahole's -V).
+    #[arg(short = 'V', long = "verbose")]
+    verbose: bool,
+    /// Write the BTF without deduplication (debugging aid).
+    #[arg(long = "no_dedup", hide = true)]
+    no_dedup: bool,
+    /// The ELF file to encode (vmlinux, a .ko or a .o).
+    file: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check BTF against the kernel's rules; exit 0 when valid.
+    Verify {
+        /// Raw BTF or an ELF file with a .BTF section.
+        file: PathBuf,
+        /// Base BTF, when FILE is split BTF.
+        #[arg(long)]
+        base: Option<PathBuf>,
+    },
+    /// Compare two BTFs independently of type ids; exit 1 when they differ.
+    Diff {
+        a: PathBuf,
+        b: PathBuf,
+        #[arg(long)]
+        base: Option<PathBuf>,
+        /// Compare as sets (ignore how often an item occurs).
+        #[arg(long)]
+        set: bool,
+        /// Only these categories (comma-separated: types,funcs,vars,datasecs,decl_tags).
+        #[arg(long, value_name = "LIST")]
+        only: Option<String>,
+    },
+    /// Print per-kind counts and a readable listing.
+    Dump {
+        file: PathBuf,
+        #[arg(long)]
+        base: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("dwarf2btf: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Some(Command::Verify { file, base }) => run_verify(&file, base),
+        Some(Command::Diff {
+            a,
+            b,
+            base,
+            set,
+            only,
+        }) => run_diff(&a, &b, base, set, only.as_deref()),
+        Some(Command::Dump { file, base }) => {
+            let btf = read::read_file(&file, load_base(base)?)?;
+            let mut out = std::io::stdout().lock();
+            dump::dump(&btf, &mut out).map_err(|e| Error::io("<stdout>", e))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        None => run_encode(cli.encode),
+    }
+}
+
+fn load_base(base: Option<PathBuf>) -> Result<Option<Arc<Btf>>> {
+    base.map(|p| read::read_file(&p, None).map(Arc::new))
+        .transpose()
+}
+
+fn run_verify(file: &PathBuf, base: Option<PathBuf>) -> Result<ExitCode> {
+    let data = std::fs::read(file).map_err(|e| Error::io(file, e))?;
+    let data = if data.starts_with(b"\x7fELF") {
+        dwarf2btf::input::elf::btf_section(file, &data)?
+    } else {
+        data
+    };
+    let base = load_base(base)?;
+    let problems = verify::verify_bytes(&data, base.as_ref());
+    if problems.is_empty() {
+        println!("{}: valid BTF", file.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    for p in &problems {
+        println!("{}: {p}", file.display());
+    }
+    Ok(ExitCode::FAILURE)
+}
+
+fn run_diff(
+    a: &PathBuf,
+    b: &PathBuf,
+    base: Option<PathBuf>,
+    set: bool,
+    only: Option<&str>,
+) -> Result<ExitCode> {
+    let base = load_base(base)?;
+    let btf_a = read::read_file(a, base.clone())?;
+    let btf_b = read::read_file(b, base)?;
+    let categories = match only {
+        Some(list) => list
+            .split(',')
+            .map(|c| match c.trim() {
+                "types" => Ok(canon::Category::Type),
+                "funcs" => Ok(canon::Category::Func),
+                "vars" => Ok(canon::Category::Var),
+                "datasecs" => Ok(canon::Category::Datasec),
+                "decl_tags" => Ok(canon::Category::DeclTag),
+                other => Err(Error::Usage(format!(
+                    "unknown category '{other}' (types, funcs, vars, datasecs, decl_tags)"
+                ))),
+            })
+            .collect::<Result<Vec<_>>>()?,
+        None => canon::Category::ALL.to_vec(),
+    };
+    let report = canon::diff(
+        &btf_a,
+        &btf_b,
+        &canon::DiffOptions {
+            set,
+            categories,
+            max_shown: 20,
+        },
+    );
+    print!("{report}");
+    Ok(if report.equal {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn run_encode(args: EncodeArgs) -> Result<ExitCode> {
+    let Some(input) = args.file else {
+        return Err(Error::Usage(
+            "no input file (usage: dwarf2btf -J --btf_encode_detached=OUT FILE)".into(),
+        ));
+    };
+    let Some(output) = args.detached else {
+        return Err(Error::Usage(if args.btf_encode {
+            "writing .BTF into the ELF file in place is not supported yet; use --btf_encode_detached=FILE".into()
+        } else {
+            "nothing to do: pass -J --btf_encode_detached=FILE to encode".into()
+        }));
+    };
+    let strict = !args.btf_features_strict.is_empty();
+    let lists: Vec<String> = args
+        .btf_features
+        .into_iter()
+        .chain(args.btf_features_strict)
+        .collect();
+    let features = if lists.is_empty() {
+        Features::default()
+    } else {
+        let (features, unknown) = Features::from_lists(&lists, strict)?;
+        if args.verbose && !unknown.is_empty() {
+            eprintln!("dwarf2btf: ignoring unknown BTF features: {}", unknown.join(", "));
+        }
+        features
+    };
+    let lang_exclude = match args
+        .lang_exclude
+        .or_else(|| std::env::var("PAHOLE_LANG_EXCLUDE").ok())
+    {
+        Some(list) => parse_langs(&list)?,
+        None => Vec::new(),
+    };
+    let jobs = match args.jobs {
+        None => 1,
+        Some(0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(n) => n,
+    };
+    let config = Config {
+        input,
+        output,
+        jobs,
+        features,
+        lang_exclude,
+        verbose: args.verbose,
+        no_dedup: args.no_dedup,
+    };
+    let summary = pipeline::run(&config)?;
+    if let Some(why) = &summary.nothing_written {
+        eprintln!(
+            "dwarf2btf: {}: {why}; nothing written",
+            config.input.display()
+        );
+    } else if args.verbose {
+        eprintln!(
+            "dwarf2btf: {} CUs ({} skipped), {} types ({} before dedup), {} bytes, {:.2}s",
+            summary.cus,
+            summary.cus_skipped,
+            summary.types,
+            summary.types_before_dedup,
+            summary.bytes,
+            summary.seconds
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -5,6 +5,9 @@
 
 /// The largest type id the kernel accepts (`BTF_MAX_TYPE`).
 pub const MAX_TYPE_ID: u32 = 0x000f_ffff;
+/// libbpf's internal limit on types in one BTF (`BTF_MAX_NR_TYPES`); pre-dedup BTF of a
+/// kernel exceeds [`MAX_TYPE_ID`], only the final BTF must stay below it.
+pub const MAX_NR_TYPES: u32 = 0x7fff_ffff;
 /// The largest string offset the kernel accepts (`BTF_MAX_NAME_OFFSET`).
 pub const MAX_NAME_OFFSET: u32 = 0x00ff_ffff;
 /// The largest vlen of the classic `info` layout (`BTF_MAX_VLEN`).

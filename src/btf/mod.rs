@@ -218,10 +218,10 @@ impl Btf {
     }
 
     fn check_room(&self) -> Result<()> {
-        if self.type_cnt() > kinds::MAX_TYPE_ID {
+        if self.type_cnt() > kinds::MAX_NR_TYPES {
             return Err(Error::BtfLimit(format!(
                 "more than {} types",
-                kinds::MAX_TYPE_ID
+                kinds::MAX_NR_TYPES
             )));
         }
         Ok(())

@@ -1,1 +1,396 @@
-//! BTF deduplication with libbpf v1.7.0 semantics.
+//! BTF deduplication with libbpf v1.7.0 semantics: `dedup(btf)` produces, byte for byte, what
+//! libbpf v1.7.0's `btf__dedup(btf, opts)` produces for the same input.
+//!
+//! # The algorithm
+//!
+//! Dedup finds, for every type, a *canonical* representative among the types that describe the
+//! same C type, then drops every non-canonical type and renumbers the survivors. Compilers emit
+//! one copy of every type per compilation unit, so a kernel's pre-dedup BTF holds thousands of
+//! copies of `struct task_struct`, `int`, `const char *` ...; dedup merges them, resolving
+//! forward declarations against full definitions on the way.
+//!
+//! The state is that of libbpf's `struct btf_dedup`:
+//!
+//! * `map[id]`: the canonical id of `id` (itself when canonical), `UNPROCESSED` (`u32::MAX`)
+//!   before a decision, `IN_PROGRESS` during the reference-type DFS. VAR and DATASEC map to
+//!   themselves from the start: they are never deduplicated. A type is *mapped* when
+//!   `map[id] <= 0x7fffffff`; `resolve(id)` follows the map chain to its end.
+//! * the candidate table (`table.rs`): a multimap from a type's signature hash to the
+//!   canonical ids with that hash, reproducing libbpf's hashmap bucket chains so that
+//!   candidates are tried in exactly libbpf's order.
+//! * `hypot_map`/`hypot_list`: the hypothetical canonical → candidate mapping built by one
+//!   graph-equivalence check, reset through the list of touched entries.
+//!
+//! Phases, in libbpf's order (one module each):
+//!
+//! 0. **prep** (this module): for split BTF every base type is canonical (`map[id] = id`) and
+//!    is entered into the candidate table (with `hash_common` for base TYPEDEFs, as v1.7.0 does —
+//!    so base typedefs are never matched; the later libbpf fix is deliberately not applied).
+//! 1. **strings** (`strings.rs`): only when the string section may hold duplicates or unused
+//!    strings (BTF parsed from bytes, `strs_deduped == false`): every string reference, in type
+//!    order and libbpf's field order, is re-added to a fresh section (first reference wins,
+//!    unused strings vanish); in split BTF a string already present in the base is rewritten to
+//!    the base offset. BTF built with the `add_*` API skips this phase, like libbpf.
+//! 2. **primitives** (`prim.rs`): INT, FLOAT, FWD, ENUM, ENUM64 by exact equality, in id order,
+//!    with enum forward declarations resolved to full enums (which may re-point an already
+//!    canonical enum fwd to a later full enum).
+//! 3. **structs, unions and typedefs** (`structs.rs`): for each candidate with the same shallow
+//!    signature, a side-by-side DFS of both type graphs (`is_equiv`) decides equivalence,
+//!    resolving FWDs on the canonical side and recording a hypothetical mapping; on success the
+//!    mapping is merged (FWD → struct resolutions, and struct → struct pre-mappings that speed up
+//!    later decisions). The v1.6+ `identical_types` fallback, including its ARRAY quirk (both
+//!    array descriptors are read from the first type), is reproduced.
+//! 4. **unambiguous forward declarations** (`fwd.rs`): a FWD left unresolved is mapped to the
+//!    only canonical struct/union with its name, if there is exactly one (base included).
+//! 5. **reference types** (`refs.rs`): PTR, CONST, VOLATILE, RESTRICT, TYPE_TAG, FUNC,
+//!    DECL_TAG, ARRAY and FUNC_PROTO, depth first: referenced ids are canonicalised in place,
+//!    then the now-stable record is looked up by exact equality. The DFS post-order decides
+//!    which copy becomes canonical.
+//! 6. **compaction and remapping** (`compact.rs`): canonical own types are kept in id order and
+//!    renumbered from `start_id`; every referenced id is rewritten through `resolve` and the
+//!    renumbering. Base types never move and are never rewritten.
+//!
+//! # Stack depth
+//!
+//! libbpf recurses through the type graph in `is_equiv` and in the reference-type DFS; on a
+//! kernel the chains (struct → ptr → struct ...) run thousands deep. Both are implemented here
+//! with explicit stacks (reused across calls, so they do not allocate per type), which visit
+//! the types in exactly the recursive order: `is_equiv` has no work after a child returns
+//! except propagating a failure, so a pre-order stack walk is equivalent; the reference DFS
+//! keeps a frame per type with the index of the next field to resolve. The only recursion left
+//! is `identical_types`, bounded by its depth limit of 16 (its modifier loop is guarded against
+//! cycles, where libbpf would spin forever).
+//!
+//! # Errors
+//!
+//! Malformed input (records that do not fit, unknown kinds, references past the last type,
+//! string offsets past the section, reference-type cycles, struct members of impossible kinds)
+//! yields `Err(Error::BadBtf)`. As with libbpf, a BTF whose dedup failed midway may have had some
+//! of its references rewritten; its records and strings stay structurally consistent.
+
+mod compact;
+mod fwd;
+mod hash;
+mod prim;
+mod refs;
+mod strings;
+mod structs;
+mod table;
+
+use crate::btf::kinds::{Kind, MAX_TYPE_ID};
+use crate::btf::Btf;
+use crate::error::{Error, Result};
+use hash::{kind_of, vlen};
+use table::CandTable;
+
+/// Options of [`dedup`], mirroring libbpf's `struct btf_dedup_opts`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DedupOptions {
+    /// Make every signature hash collide (libbpf's testing knob). The result is identical;
+    /// only the time changes (quadratically).
+    pub force_collisions: bool,
+}
+
+/// Deduplicates `btf` in place with libbpf v1.7.0 `btf__dedup` semantics. Split BTF is
+/// deduplicated against its base, which is never modified.
+pub fn dedup(btf: &mut Btf, opts: &DedupOptions) -> Result<()> {
+    check_types(btf)?;
+    if !btf.strs_deduped {
+        strings::dedup_strings(btf)?;
+        btf.strs_deduped = true;
+    }
+    let mut d = Dedup::new(btf, opts);
+    let result = d.run();
+    let (words, offs, _) = btf.raw_parts_mut();
+    match result {
+        Ok(()) => {
+            let (new_words, new_offs) = d.compact_and_remap()?;
+            *words = new_words;
+            *offs = new_offs;
+            Ok(())
+        }
+        Err(e) => {
+            *words = std::mem::take(&mut d.types.own);
+            Err(e)
+        }
+    }
+}
+
+/// Raw kind numbers (`BTF_KIND_*`), as libbpf's switch statements use them.
+pub(crate) mod kind {
+    pub const UNKN: u32 = 0;
+    pub const INT: u32 = 1;
+    pub const PTR: u32 = 2;
+    pub const ARRAY: u32 = 3;
+    pub const STRUCT: u32 = 4;
+    pub const UNION: u32 = 5;
+    pub const ENUM: u32 = 6;
+    pub const FWD: u32 = 7;
+    pub const TYPEDEF: u32 = 8;
+    pub const VOLATILE: u32 = 9;
+    pub const CONST: u32 = 10;
+    pub const RESTRICT: u32 = 11;
+    pub const FUNC: u32 = 12;
+    pub const FUNC_PROTO: u32 = 13;
+    pub const VAR: u32 = 14;
+    pub const DATASEC: u32 = 15;
+    pub const FLOAT: u32 = 16;
+    pub const DECL_TAG: u32 = 17;
+    pub const TYPE_TAG: u32 = 18;
+    pub const ENUM64: u32 = 19;
+}
+
+/// `BTF_UNPROCESSED_ID`.
+pub(crate) const UNPROCESSED: u32 = u32::MAX;
+/// `BTF_IN_PROGRESS_ID`.
+pub(crate) const IN_PROGRESS: u32 = u32::MAX - 1;
+/// `BTF_MAX_NR_TYPES`: map values above it are not ids.
+pub(crate) const MAX_NR_TYPES: u32 = 0x7fff_ffff;
+
+/// Words per record of a raw kind with `vlen` entries.
+fn record_len(k: u32, vlen: usize) -> usize {
+    match Kind::from_u32(k) {
+        Some(kind) => 3 + kind.extra_words() + kind.vlen_entry_words() * vlen,
+        None => 3,
+    }
+}
+
+/// Checks what the phases rely on: own records laid out as their kinds say, known kinds, and
+/// every referenced id (in libbpf's IDS field order, FWD's `type` included) below the type
+/// count, for the base as well since equivalence checks walk into it.
+fn check_types(btf: &Btf) -> Result<()> {
+    let words = btf.type_words();
+    let cnt = btf.type_cnt();
+    let mut ends = btf.own_types().map(|t| t.words.len());
+    let own_offs_ok = ends.all(|_| true);
+    debug_assert!(own_offs_ok);
+    let mut pos = 0usize;
+    for id in btf.start_id()..cnt {
+        let t = btf
+            .type_by_id(id)
+            .ok_or_else(|| Error::BadBtf(format!("type [{id}] is missing")))?;
+        check_record(id, t.words, cnt)?;
+        pos += t.words.len();
+    }
+    if pos != words.len() {
+        return Err(Error::BadBtf(
+            "type records do not cover the type section".into(),
+        ));
+    }
+    if let Some(base) = btf.base() {
+        let base_cnt = base.type_cnt();
+        for id in 1..base_cnt {
+            let t = base
+                .type_by_id(id)
+                .ok_or_else(|| Error::BadBtf(format!("base type [{id}] is missing")))?;
+            check_record(id, t.words, base_cnt)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {
+    if w.len() < 3 {
+        return Err(Error::BadBtf(format!("type [{id}] is truncated")));
+    }
+    let k = kind_of(w);
+    let kind = Kind::from_u32(k)
+        .ok_or_else(|| Error::BadBtf(format!("type [{id}] has unknown kind {k}")))?;
+    if w.len() != record_len(k, vlen(w)) {
+        return Err(Error::BadBtf(format!(
+            "type [{id}] ({kind}) has {} words, its kind and vlen say {}",
+            w.len(),
+            record_len(k, vlen(w))
+        )));
+    }
+    let mut bad = None;
+    let mut copy = [0u32; 0].to_vec();
+    copy.extend_from_slice(w);
+    crate::btf::types::for_each_type_id_mut(kind, &mut copy, |r| {
+        if *r >= cnt && bad.is_none() {
+            bad = Some(*r);
+        }
+    });
+    match bad {
+        Some(r) => Err(Error::BadBtf(format!(
+            "type [{id}] ({kind}) references type [{r}], past the last type [{}]",
+            cnt - 1
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// All type records, base and own, addressable by id.
+pub(crate) struct Types {
+    /// `void` (three zero words) followed by every base record, all levels flattened.
+    base: Vec<u32>,
+    /// The own records, moved out of the [`Btf`] and rewritten in place.
+    own: Vec<u32>,
+    /// Word offset of each id's record: into `base` below `start_id`, into `own` from it on.
+    offs: Vec<u32>,
+    start_id: u32,
+}
+
+impl Types {
+    /// The record of `id` (`void` for 0), exactly as long as its kind and vlen say.
+    #[inline]
+    pub(crate) fn rec(&self, id: u32) -> &[u32] {
+        let off = self.offs[id as usize] as usize;
+        let words = if id < self.start_id {
+            &self.base
+        } else {
+            &self.own
+        };
+        let info = words[off + 1];
+        let len = record_len((info >> 24) & 0x1f, (info & 0xffff) as usize);
+        &words[off..off + len]
+    }
+
+    /// The raw kind of `id`.
+    #[inline]
+    pub(crate) fn kind(&self, id: u32) -> u32 {
+        let off = self.offs[id as usize] as usize;
+        let words = if id < self.start_id {
+            &self.base
+        } else {
+            &self.own
+        };
+        (words[off + 1] >> 24) & 0x1f
+    }
+
+    /// One past the highest id.
+    pub(crate) fn type_cnt(&self) -> u32 {
+        self.offs.len() as u32
+    }
+}
+
+/// The dedup state (libbpf's `struct btf_dedup`).
+pub(crate) struct Dedup {
+    pub(crate) types: Types,
+    pub(crate) map: Vec<u32>,
+    pub(crate) hypot_map: Vec<u32>,
+    pub(crate) hypot_list: Vec<u32>,
+    pub(crate) hypot_adjust_canon: bool,
+    pub(crate) table: CandTable,
+    /// Pending (candidate, canonical) pairs of the running `is_equiv`.
+    pub(crate) equiv_stack: Vec<(u32, u32)>,
+    /// Frames (type id, next field) of the running reference-type DFS.
+    pub(crate) ref_stack: Vec<(u32, u32)>,
+}
+
+impl Dedup {
+    /// `btf_dedup_new`: moves the own records out of `btf` and initialises the maps.
+    fn new(btf: &mut Btf, opts: &DedupOptions) -> Self {
+        let start_id = btf.start_id();
+        let cnt = btf.type_cnt() as usize;
+        let mut base = vec![0u32; 3];
+        let mut offs = Vec::with_capacity(cnt);
+        offs.push(0);
+        if let Some(b) = btf.base() {
+            for id in 1..start_id {
+                let t = b.type_by_id(id).expect("checked by check_types");
+                offs.push(base.len() as u32);
+                base.extend_from_slice(t.words);
+            }
+        }
+        let (words, own_offs, _) = btf.raw_parts_mut();
+        offs.extend_from_slice(own_offs);
+        let own = std::mem::take(words);
+        let types = Types {
+            base,
+            own,
+            offs,
+            start_id,
+        };
+        let mut map = vec![UNPROCESSED; cnt];
+        map[0] = 0;
+        for (id, m) in map.iter_mut().enumerate().skip(1) {
+            if matches!(types.kind(id as u32), kind::VAR | kind::DATASEC) {
+                *m = id as u32;
+            }
+        }
+        Dedup {
+            types,
+            map,
+            hypot_map: vec![UNPROCESSED; cnt],
+            hypot_list: Vec::new(),
+            hypot_adjust_canon: false,
+            table: CandTable::new(opts.force_collisions, cnt / 4),
+            equiv_stack: Vec::new(),
+            ref_stack: Vec::new(),
+        }
+    }
+
+    fn run(&mut self) -> Result<()> {
+        self.prep()?;
+        self.dedup_prim_types()?;
+        self.dedup_struct_types()?;
+        self.resolve_fwds();
+        self.dedup_ref_types()
+    }
+
+    /// `btf_dedup_prep`: base types are canonical and become candidates.
+    fn prep(&mut self) -> Result<()> {
+        for id in 1..self.types.start_id {
+            self.map[id as usize] = id;
+            let t = self.types.rec(id);
+            let h = match kind_of(t) {
+                kind::VAR | kind::DATASEC => continue,
+                kind::CONST
+                | kind::VOLATILE
+                | kind::RESTRICT
+                | kind::PTR
+                | kind::FWD
+                | kind::TYPEDEF
+                | kind::FUNC
+                | kind::FLOAT
+                | kind::TYPE_TAG => hash::hash_common(t),
+                kind::INT | kind::DECL_TAG => hash::hash_int_decl_tag(t),
+                kind::ENUM | kind::ENUM64 => hash::hash_enum(t),
+                kind::STRUCT | kind::UNION => hash::hash_struct(t),
+                kind::ARRAY => hash::hash_array(t),
+                kind::FUNC_PROTO => hash::hash_fnproto(t),
+                k => {
+                    return Err(Error::BadBtf(format!(
+                        "base type [{id}] has unknown kind {k}"
+                    )))
+                }
+            };
+            self.table.append(h, id);
+        }
+        Ok(())
+    }
+
+    /// `is_type_mapped`.
+    #[inline]
+    pub(crate) fn is_mapped(&self, id: u32) -> bool {
+        self.map[id as usize] <= MAX_NR_TYPES
+    }
+
+    /// `resolve_type_id`: follows the canonical map to its end.
+    #[inline]
+    pub(crate) fn resolve(&self, mut id: u32) -> u32 {
+        loop {
+            let m = self.map[id as usize];
+            if m > MAX_NR_TYPES || m == id {
+                return id;
+            }
+            id = m;
+        }
+    }
+
+    /// `resolve_fwd_id`: a FWD resolves to what it maps to only if that is not a FWD.
+    pub(crate) fn resolve_fwd(&self, id: u32) -> u32 {
+        if self.types.kind(id) != kind::FWD {
+            return id;
+        }
+        let r = self.resolve(id);
+        if self.types.kind(r) != kind::FWD {
+            r
+        } else {
+            id
+        }
+    }
+}
+
+const _: () = assert!(MAX_TYPE_ID < MAX_NR_TYPES);

@@ -1,1 +1,4 @@
 //! DWARF decoding: compile units and the per-CU type model pahole's loader builds.
+
+pub mod types;
+pub mod units;

@@ -1,1 +1,3 @@
-//! Encoding: one CU's type model to BTF records.
+//! Encoding: CU type models to BTF records, with pahole's per-CU emission order.
+
+pub mod encoder;

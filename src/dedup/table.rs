@@ -1,0 +1,150 @@
+//! The candidate table: a faithful emulation of the libbpf hashmap behind `d->dedup_table`.
+//!
+//! libbpf keeps canonical candidates in its generic chained hashmap (`hashmap.c`) with the
+//! `HASHMAP_APPEND` strategy: every insert *prepends* to the bucket chain, and every growth
+//! re-inserts all entries bucket by bucket, head to tail, prepending again — which reverses the
+//! relative order of entries that land in the same new bucket. `for_each_dedup_cand` walks one
+//! bucket head to tail and keeps the entries whose key equals the hash. The order in which
+//! candidates are tried matters whenever two canonical candidates are both equivalent to a new
+//! type (structs with FWD members, enum forward declarations), so this module reproduces the
+//! structure itself rather than an approximation of it: the same bucket function (`hash_bits`,
+//! Fibonacci hashing on 64 bits), the same growth rule (`cap == 0 || (sz + 1) * 4 / 3 > cap`,
+//! minimum 4 buckets), the same prepend and the same growth walk. Chains are singly linked lists
+//! of indices into one flat entry array, so there is no per-entry allocation.
+//!
+//! With `force_collisions` the hash function returns 0, exactly like libbpf's
+//! `btf_dedup_collision_hash_fn`: everything lands in bucket 0 and lookups filter by key, so the
+//! candidate order (and therefore the result) is unchanged; only the speed suffers.
+
+/// End of a chain.
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+struct Entry {
+    key: u64,
+    val: u32,
+    next: u32,
+}
+
+/// libbpf's chained multimap from a 64-bit type hash to candidate type ids.
+pub(crate) struct CandTable {
+    buckets: Vec<u32>,
+    entries: Vec<Entry>,
+    cap_bits: u32,
+    force_collisions: bool,
+}
+
+/// libbpf `hash_bits()` for LP64: multiply by 2^64/phi and keep the top `bits` bits.
+fn hash_bits(h: u64, bits: u32) -> usize {
+    if bits == 0 {
+        return 0;
+    }
+    (h.wrapping_mul(11_400_714_819_323_198_485) >> (64 - bits)) as usize
+}
+
+impl CandTable {
+    /// An empty table; `force_collisions` makes every key hash to bucket 0.
+    pub(crate) fn new(force_collisions: bool, expected: usize) -> Self {
+        CandTable {
+            buckets: Vec::new(),
+            entries: Vec::with_capacity(expected),
+            cap_bits: 0,
+            force_collisions,
+        }
+    }
+
+    fn bucket(&self, key: u64, bits: u32) -> usize {
+        if self.force_collisions {
+            0
+        } else {
+            hash_bits(key, bits)
+        }
+    }
+
+    fn grow(&mut self) {
+        let new_bits = (self.cap_bits + 1).max(2);
+        let mut new_buckets = vec![NONE; 1usize << new_bits];
+        for bkt in 0..self.buckets.len() {
+            let mut cur = self.buckets[bkt];
+            while cur != NONE {
+                let next = self.entries[cur as usize].next;
+                let h = self.bucket(self.entries[cur as usize].key, new_bits);
+                self.entries[cur as usize].next = new_buckets[h];
+                new_buckets[h] = cur;
+                cur = next;
+            }
+        }
+        self.buckets = new_buckets;
+        self.cap_bits = new_bits;
+    }
+
+    /// `hashmap__append(key, val)`: grows first if needed, then prepends to the bucket chain.
+    pub(crate) fn append(&mut self, key: u64, val: u32) {
+        let cap = self.buckets.len();
+        if cap == 0 || (self.entries.len() + 1) * 4 / 3 > cap {
+            self.grow();
+        }
+        let h = self.bucket(key, self.cap_bits);
+        let idx = self.entries.len() as u32;
+        self.entries.push(Entry {
+            key,
+            val,
+            next: self.buckets[h],
+        });
+        self.buckets[h] = idx;
+    }
+
+    /// A cursor positioned before the first candidate for `key`.
+    pub(crate) fn cursor(&self, key: u64) -> u32 {
+        if self.buckets.is_empty() {
+            NONE
+        } else {
+            self.buckets[self.bucket(key, self.cap_bits)]
+        }
+    }
+
+    /// The next candidate for `key` after `cur` (chain order), advancing the cursor.
+    #[inline]
+    pub(crate) fn next(&self, cur: &mut u32, key: u64) -> Option<u32> {
+        while *cur != NONE {
+            let e = self.entries[*cur as usize];
+            *cur = e.next;
+            if e.key == key {
+                return Some(e.val);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(t: &CandTable, key: u64) -> Vec<u32> {
+        let mut cur = t.cursor(key);
+        let mut v = Vec::new();
+        while let Some(x) = t.next(&mut cur, key) {
+            v.push(x);
+        }
+        v
+    }
+
+    #[test]
+    fn prepend_then_growth_reverses() {
+        for force in [false, true] {
+            let mut t = CandTable::new(force, 0);
+            t.append(7, 1);
+            t.append(7, 2);
+            t.append(7, 3);
+            // Newest first, no growth since the first insert (cap 4 holds 3).
+            assert_eq!(all(&t, 7), [3, 2, 1]);
+            // The 4th insert grows to 8 buckets: the chain is reversed, then 4 is prepended.
+            t.append(7, 4);
+            assert_eq!(all(&t, 7), [4, 1, 2, 3]);
+            t.append(9, 5);
+            assert_eq!(all(&t, 9), [5]);
+            assert_eq!(all(&t, 8), Vec::<u32>::new());
+        }
+    }
+}

@@ -1,0 +1,882 @@
+//! DIE → type model: one CU's types table, in exactly the order pahole's `dwarf_loader` builds
+//! its `types_table`, so that BTF id = `type_id_off + small_id` as in pahole.
+//!
+//! pahole adds a type DIE to the table after all of its children (nested types first), adds
+//! `btf_type_tag` annotations of a pointer before the pointer, leaves top-level
+//! `DW_TAG_unspecified_type` out (references to it become void) and keeps everything else in
+//! DIE order. One DFS over the CU with an explicit frame stack reproduces that; DW_AT_type
+//! references are collected as unit offsets and resolved to small ids once the walk is done.
+
+use std::ops::Range;
+
+use gimli::{AttributeValue, DwTag, UnitOffset};
+use rustc_hash::FxHashMap;
+
+use super::units::{Cu, R};
+use crate::btf::Kind;
+use crate::config::Features;
+
+/// A reference not yet resolved: a unit offset, `VOID`, or a small id with `RESOLVED` set.
+type RawRef = u32;
+const VOID: RawRef = u32::MAX;
+const RESOLVED: RawRef = 1 << 31;
+
+/// One entry of a CU's types table. All `ty` fields are small ids (0 = void) after decoding.
+#[derive(Clone, Debug)]
+pub enum Entry<'a> {
+    Base {
+        name: &'a [u8],
+        byte_size: u32,
+        /// `DW_ATE_*`.
+        encoding: u8,
+    },
+    /// PTR, CONST, VOLATILE or RESTRICT.
+    Modifier { kind: Kind, ty: u32 },
+    Typedef {
+        name: &'a [u8],
+        ty: u32,
+        annots: Range<u32>,
+    },
+    TypeTag { value: &'a [u8], ty: u32 },
+    Composite {
+        union: bool,
+        name: &'a [u8],
+        size: u32,
+        declaration: bool,
+        members: Range<u32>,
+        annots: Range<u32>,
+    },
+    Enum {
+        name: &'a [u8],
+        byte_size: u32,
+        signed: bool,
+        values: Range<u32>,
+    },
+    Array { elem: u32, nelems: u32 },
+    FuncProto {
+        ret: u32,
+        params: Range<u32>,
+        varargs: bool,
+    },
+    /// A type DIE BTF cannot express (`_Atomic`, C++ references, pointers to members, ...).
+    Unsupported { tag: DwTag },
+}
+
+/// A data member of a struct or union, with its final BTF bit offset.
+#[derive(Clone, Debug)]
+pub struct Member<'a> {
+    pub name: &'a [u8],
+    pub ty: u32,
+    pub bit_offset: u32,
+    pub bitfield_size: u32,
+}
+
+/// A `btf_decl_tag` annotation: its value and the member/parameter index (-1 = the type).
+#[derive(Clone, Copy, Debug)]
+pub struct Annot<'a> {
+    pub value: &'a [u8],
+    pub component: i32,
+}
+
+/// One CU's types table and the side arrays its entries index into.
+#[derive(Default, Debug)]
+pub struct CuTypes<'a> {
+    /// Entry `i` has small id `i + 1`.
+    pub entries: Vec<Entry<'a>>,
+    /// Unit offset of each entry's DIE (for messages).
+    pub dies: Vec<u32>,
+    pub members: Vec<Member<'a>>,
+    pub enumerators: Vec<(&'a [u8], u64)>,
+    /// FUNC_PROTO parameters: name (may be empty) and type.
+    pub params: Vec<(&'a [u8], u32)>,
+    pub annots: Vec<Annot<'a>>,
+}
+
+impl CuTypes<'_> {
+    /// The small id of the first base type named `int`, as `cu__find_base_type_by_name`.
+    pub fn int_id(&self) -> Option<u32> {
+        self.entries
+            .iter()
+            .position(|e| matches!(e, Entry::Base { name, .. } if *name == b"int"))
+            .map(|i| i as u32 + 1)
+    }
+}
+
+/// What went wrong while decoding, with the DIE it concerns.
+#[derive(Debug)]
+pub struct DecodeError {
+    pub die_offset: u64,
+    pub reason: String,
+}
+
+impl From<gimli::Error> for DecodeError {
+    fn from(e: gimli::Error) -> Self {
+        DecodeError {
+            die_offset: 0,
+            reason: e.to_string(),
+        }
+    }
+}
+
+/// The attributes the type model reads from one DIE.
+#[derive(Default)]
+struct Attrs<'a> {
+    name: &'a [u8],
+    ty: Option<RawRef>,
+    byte_size: u64,
+    encoding: u8,
+    declaration: bool,
+    member_location: Option<u64>,
+    data_bit_offset: Option<u64>,
+    bit_offset: u64,
+    bit_size: u64,
+    upper_bound: Option<u64>,
+    count: Option<u64>,
+    const_value: u64,
+    const_str: &'a [u8],
+    specification: Option<u32>,
+}
+
+/// A member as read, before its bit offset can be computed.
+struct RawMember<'a> {
+    name: &'a [u8],
+    ty: RawRef,
+    byte_offset: u64,
+    data_bit_offset: Option<u64>,
+    dw_bit_offset: u64,
+    bit_size: u64,
+    byte_size: u64,
+    is_static: bool,
+}
+
+enum FrameKind {
+    Composite {
+        union: bool,
+        members_start: usize,
+        annots_start: usize,
+        member_idx: i32,
+    },
+    Enum {
+        values_start: usize,
+    },
+    Array {
+        dims_start: usize,
+    },
+    FuncProto {
+        params_start: usize,
+        varargs: bool,
+    },
+    Pointer {
+        tags_start: usize,
+    },
+    Typedef {
+        annots_start: usize,
+    },
+    /// A member DIE with children: its annotations belong to the enclosing composite.
+    Member {
+        component: i32,
+    },
+    Other,
+}
+
+struct Frame<'a> {
+    depth: isize,
+    offset: u32,
+    kind: FrameKind,
+    /// The entry to append when this frame closes (type DIEs only).
+    pending: Option<Entry<'a>>,
+    /// The DIE's raw DW_AT_type.
+    ty: RawRef,
+    /// For composites/typedefs: a DW_AT_specification to take the name from.
+    spec: Option<u32>,
+}
+
+/// The decoder of one CU's types.
+struct Walker<'a, 'd> {
+    cu: &'d Cu<'a>,
+    dwarf: &'d gimli::Dwarf<R<'a>>,
+    features: &'d Features,
+    out: CuTypes<'a>,
+    raw_members: Vec<RawMember<'a>>,
+    scratch_members: Vec<RawMember<'a>>,
+    scratch_values: Vec<(&'a [u8], u64)>,
+    scratch_dims: Vec<u32>,
+    scratch_params: Vec<(&'a [u8], RawRef)>,
+    scratch_annots: Vec<Annot<'a>>,
+    scratch_tags: Vec<u32>,
+    raw_refs: Vec<RawRef>,
+    param_refs: Vec<RawRef>,
+    offset_to_id: FxHashMap<u32, u32>,
+    specs: Vec<(usize, u32)>,
+    enum_signed: Vec<(usize, u32)>,
+    frames: Vec<Frame<'a>>,
+}
+
+/// Decodes the types of one CU.
+pub fn decode_cu_types<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    cu: &Cu<'a>,
+    features: &Features,
+) -> Result<CuTypes<'a>, DecodeError> {
+    let mut w = Walker {
+        cu,
+        dwarf,
+        features,
+        out: CuTypes::default(),
+        raw_members: Vec::new(),
+        scratch_members: Vec::new(),
+        scratch_values: Vec::new(),
+        scratch_dims: Vec::new(),
+        scratch_params: Vec::new(),
+        scratch_annots: Vec::new(),
+        scratch_tags: Vec::new(),
+        raw_refs: Vec::new(),
+        param_refs: Vec::new(),
+        offset_to_id: FxHashMap::default(),
+        specs: Vec::new(),
+        enum_signed: Vec::new(),
+        frames: Vec::new(),
+    };
+    w.walk()?;
+    w.resolve()?;
+    Ok(w.out)
+}
+
+// gimli's constants are lower-case-named; matching on them trips the style lint.
+#[allow(non_upper_case_globals)]
+fn is_interesting(tag: DwTag) -> bool {
+    use gimli::constants::*;
+    !matches!(
+        tag,
+        DW_TAG_formal_parameter
+            | DW_TAG_variable
+            | DW_TAG_call_site
+            | DW_TAG_call_site_parameter
+            | DW_TAG_GNU_call_site
+            | DW_TAG_GNU_call_site_parameter
+            | DW_TAG_label
+            | DW_TAG_dwarf_procedure
+            | DW_TAG_subprogram
+            | DW_TAG_lexical_block
+            | DW_TAG_inlined_subroutine
+            | DW_TAG_compile_unit
+    )
+}
+
+/// `DW_TAG_GNU_annotation` (GCC 16+).
+const DW_TAG_GNU_ANNOTATION: DwTag = DwTag(0x6001);
+/// `DW_TAG_LLVM_annotation` (clang's btf_type_tag / btf_decl_tag).
+const DW_TAG_LLVM_ANNOTATION: DwTag = DwTag(0x6000);
+
+impl<'a> Walker<'a, '_> {
+    fn walk(&mut self) -> Result<(), DecodeError> {
+        let cu = self.cu;
+        let mut raw = cu.header.entries_raw(&cu.abbrevs, None)?;
+        let mut attrs_buf = Vec::new();
+        while !raw.is_empty() {
+            let depth = raw.next_depth();
+            let offset = raw.next_offset().0 as u32;
+            let Some(abbrev) = raw.read_abbreviation()? else {
+                continue;
+            };
+            self.close_frames(depth)?;
+            let tag = abbrev.tag();
+            let in_proto = matches!(
+                self.frames.last().map(|f| &f.kind),
+                Some(FrameKind::FuncProto { .. })
+            );
+            if !is_interesting(tag) && !(in_proto && tag == gimli::DW_TAG_formal_parameter) {
+                raw.skip_attributes(abbrev.attributes())?;
+                if abbrev.has_children() {
+                    self.push_frame(depth, offset, FrameKind::Other, None, VOID, None);
+                }
+                continue;
+            }
+            raw.read_attributes(abbrev.attributes(), &mut attrs_buf)?;
+            let attrs = self.read_attrs(&attrs_buf, offset)?;
+            self.on_die(tag, abbrev.has_children(), depth, offset, attrs)?;
+        }
+        self.close_frames(0)?;
+        Ok(())
+    }
+
+    fn err(&self, offset: u32, reason: impl Into<String>) -> DecodeError {
+        DecodeError {
+            die_offset: self.cu.die_offset(UnitOffset(offset as usize)),
+            reason: reason.into(),
+        }
+    }
+
+    fn unit_ref(&self, v: AttributeValue<R<'a>>, offset: u32) -> Result<u32, DecodeError> {
+        match v {
+            AttributeValue::UnitRef(UnitOffset(o)) => Ok(o as u32),
+            AttributeValue::DebugInfoRef(o) if self.cu.range().contains(&o.0) => {
+                Ok((o.0 - self.cu.offset) as u32)
+            }
+            AttributeValue::DebugInfoRef(_) => Err(self.err(
+                offset,
+                "cross-CU type reference (DW_FORM_ref_addr, LTO builds) is not supported",
+            )),
+            AttributeValue::DebugTypesRef(_) => Err(self.err(
+                offset,
+                "type-unit reference (DW_FORM_ref_sig8, .debug_types) is not supported",
+            )),
+            _ => Err(self.err(offset, "DW_AT_type is not a reference")),
+        }
+    }
+
+    fn read_attrs(
+        &self,
+        buf: &[gimli::Attribute<R<'a>>],
+        offset: u32,
+    ) -> Result<Attrs<'a>, DecodeError> {
+        let mut a = Attrs::default();
+        for attr in buf {
+            match attr.name() {
+                gimli::DW_AT_name => {
+                    a.name = self
+                        .cu
+                        .string(self.dwarf, attr.value())
+                        .map_err(|e| self.err(offset, format!("DW_AT_name: {e}")))?
+                }
+                gimli::DW_AT_type => a.ty = Some(self.unit_ref(attr.value(), offset)?),
+                gimli::DW_AT_byte_size => a.byte_size = udata(attr.raw_value()).unwrap_or(0),
+                gimli::DW_AT_encoding => {
+                    if let AttributeValue::Encoding(e) = attr.value() {
+                        a.encoding = e.0;
+                    }
+                }
+                gimli::DW_AT_declaration => a.declaration = flag(attr.raw_value()),
+                gimli::DW_AT_data_member_location => {
+                    a.member_location = Some(member_location(attr.raw_value()))
+                }
+                gimli::DW_AT_data_bit_offset => {
+                    a.data_bit_offset = Some(udata(attr.raw_value()).unwrap_or(0))
+                }
+                gimli::DW_AT_bit_offset => a.bit_offset = udata(attr.raw_value()).unwrap_or(0),
+                gimli::DW_AT_bit_size => a.bit_size = udata(attr.raw_value()).unwrap_or(0),
+                gimli::DW_AT_upper_bound => a.upper_bound = udata(attr.raw_value()),
+                gimli::DW_AT_count => a.count = udata(attr.raw_value()),
+                gimli::DW_AT_const_value => match attr.value() {
+                    v @ (AttributeValue::String(_)
+                    | AttributeValue::DebugStrRef(_)
+                    | AttributeValue::DebugLineStrRef(_)
+                    | AttributeValue::DebugStrOffsetsIndex(_)) => {
+                        a.const_str = self.cu.string(self.dwarf, v).unwrap_or(b"")
+                    }
+                    v => a.const_value = udata(v).unwrap_or(0),
+                },
+                gimli::DW_AT_specification => {
+                    a.specification = self.unit_ref(attr.value(), offset).ok()
+                }
+                _ => {}
+            }
+        }
+        Ok(a)
+    }
+
+    fn push_frame(
+        &mut self,
+        depth: isize,
+        offset: u32,
+        kind: FrameKind,
+        pending: Option<Entry<'a>>,
+        ty: RawRef,
+        spec: Option<u32>,
+    ) {
+        self.frames.push(Frame {
+            depth,
+            offset,
+            kind,
+            pending,
+            ty,
+            spec,
+        });
+    }
+
+    fn close_frames(&mut self, depth: isize) -> Result<(), DecodeError> {
+        while self.frames.last().is_some_and(|f| f.depth >= depth) {
+            let f = self.frames.pop().expect("checked non-empty");
+            if let Some(pending) = f.pending {
+                self.finish_entry(f.offset, f.kind, pending, f.ty, f.spec);
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends a type entry and records its DIE offset; returns its small id.
+    fn add_entry(&mut self, offset: u32, entry: Entry<'a>, raw_ref: RawRef) -> u32 {
+        self.out.entries.push(entry);
+        self.out.dies.push(offset);
+        self.raw_refs.push(raw_ref);
+        let id = self.out.entries.len() as u32;
+        self.offset_to_id.insert(offset, id);
+        id
+    }
+
+    /// Completes a type entry from what its children left on the scratch stacks.
+    fn finish_entry(
+        &mut self,
+        offset: u32,
+        kind: FrameKind,
+        mut entry: Entry<'a>,
+        ty: RawRef,
+        spec: Option<u32>,
+    ) {
+        let mut raw_ref = ty;
+        match (&mut entry, kind) {
+            (
+                Entry::Composite {
+                    members, annots, ..
+                },
+                FrameKind::Composite {
+                    members_start,
+                    annots_start,
+                    ..
+                },
+            ) => {
+                *members = drain_into(&mut self.scratch_members, members_start, &mut self.raw_members);
+                *annots = drain_into(&mut self.scratch_annots, annots_start, &mut self.out.annots);
+            }
+            (Entry::Typedef { annots, .. }, FrameKind::Typedef { annots_start }) => {
+                *annots = drain_into(&mut self.scratch_annots, annots_start, &mut self.out.annots);
+            }
+            (Entry::Enum { values, .. }, FrameKind::Enum { values_start }) => {
+                *values = drain_into(
+                    &mut self.scratch_values,
+                    values_start,
+                    &mut self.out.enumerators,
+                );
+            }
+            (Entry::Array { nelems, .. }, FrameKind::Array { dims_start }) => {
+                *nelems = self.scratch_dims[dims_start..]
+                    .iter()
+                    .fold(1u32, |acc, &d| acc.wrapping_mul(d));
+                self.scratch_dims.truncate(dims_start);
+            }
+            (
+                Entry::FuncProto {
+                    params, varargs, ..
+                },
+                FrameKind::FuncProto {
+                    params_start,
+                    varargs: v,
+                },
+            ) => {
+                let start = self.out.params.len() as u32;
+                for (name, r) in self.scratch_params.drain(params_start..) {
+                    self.out.params.push((name, 0));
+                    self.param_refs.push(r);
+                }
+                *params = start..self.out.params.len() as u32;
+                *varargs = v;
+            }
+            (Entry::Modifier { .. }, FrameKind::Pointer { tags_start }) => {
+                // PTR → tagN → … → tag1 → pointee (tags were added in child order).
+                let tags: Vec<u32> = self.scratch_tags.drain(tags_start..).collect();
+                if let Some(&last) = tags.last() {
+                    let mut pointee = ty;
+                    for &tag_id in &tags {
+                        self.raw_refs[tag_id as usize - 1] = pointee;
+                        pointee = tag_id | RESOLVED;
+                    }
+                    raw_ref = last | RESOLVED;
+                }
+            }
+            (Entry::Array { nelems, .. }, _) => *nelems = 0,
+            _ => {}
+        }
+        let id = self.add_entry(offset, entry, raw_ref);
+        if let Some(spec) = spec {
+            self.specs.push((id as usize - 1, spec));
+        }
+    }
+
+    #[allow(non_upper_case_globals)]
+    fn on_die(
+        &mut self,
+        tag: DwTag,
+        has_children: bool,
+        depth: isize,
+        offset: u32,
+        a: Attrs<'a>,
+    ) -> Result<(), DecodeError> {
+        use gimli::constants::*;
+        let ty = a.ty.unwrap_or(VOID);
+        let (kind, pending): (FrameKind, Option<Entry<'a>>) = match tag {
+            DW_TAG_base_type => (
+                FrameKind::Other,
+                Some(Entry::Base {
+                    name: a.name,
+                    byte_size: a.byte_size as u32,
+                    encoding: a.encoding,
+                }),
+            ),
+            DW_TAG_pointer_type => (
+                FrameKind::Pointer {
+                    tags_start: self.scratch_tags.len(),
+                },
+                Some(Entry::Modifier {
+                    kind: Kind::Ptr,
+                    ty: 0,
+                }),
+            ),
+            DW_TAG_const_type | DW_TAG_volatile_type | DW_TAG_restrict_type => {
+                let kind = match tag {
+                    DW_TAG_const_type => Kind::Const,
+                    DW_TAG_volatile_type => Kind::Volatile,
+                    _ => Kind::Restrict,
+                };
+                (FrameKind::Other, Some(Entry::Modifier { kind, ty: 0 }))
+            }
+            DW_TAG_typedef => (
+                FrameKind::Typedef {
+                    annots_start: self.scratch_annots.len(),
+                },
+                Some(Entry::Typedef {
+                    name: a.name,
+                    ty: 0,
+                    annots: 0..0,
+                }),
+            ),
+            DW_TAG_structure_type | DW_TAG_class_type | DW_TAG_interface_type
+            | DW_TAG_union_type => {
+                let union = tag == DW_TAG_union_type;
+                (
+                    FrameKind::Composite {
+                        union,
+                        members_start: self.scratch_members.len(),
+                        annots_start: self.scratch_annots.len(),
+                        member_idx: 0,
+                    },
+                    Some(Entry::Composite {
+                        union,
+                        name: a.name,
+                        size: a.byte_size as u32,
+                        declaration: a.declaration,
+                        members: 0..0,
+                        annots: 0..0,
+                    }),
+                )
+            }
+            DW_TAG_enumeration_type => {
+                if let Some(base) = a.ty {
+                    self.enum_signed.push((self.out.entries.len(), base));
+                }
+                let byte_size = if a.byte_size == 0 { 4 } else { a.byte_size as u32 };
+                (
+                    FrameKind::Enum {
+                        values_start: self.scratch_values.len(),
+                    },
+                    Some(Entry::Enum {
+                        name: a.name,
+                        byte_size,
+                        signed: false,
+                        values: 0..0,
+                    }),
+                )
+            }
+            DW_TAG_array_type => (
+                FrameKind::Array {
+                    dims_start: self.scratch_dims.len(),
+                },
+                Some(Entry::Array { elem: 0, nelems: 0 }),
+            ),
+            DW_TAG_subroutine_type => (
+                FrameKind::FuncProto {
+                    params_start: self.scratch_params.len(),
+                    varargs: false,
+                },
+                Some(Entry::FuncProto {
+                    ret: 0,
+                    params: 0..0,
+                    varargs: false,
+                }),
+            ),
+            DW_TAG_unspecified_type => {
+                // pahole leaves it out of the table; references to it become void.
+                self.offset_to_id.insert(offset, 0);
+                (FrameKind::Other, None)
+            }
+            DW_TAG_atomic_type
+            | DW_TAG_reference_type
+            | DW_TAG_rvalue_reference_type
+            | DW_TAG_ptr_to_member_type
+            | DW_TAG_string_type => (FrameKind::Other, Some(Entry::Unsupported { tag })),
+            DW_TAG_member | DW_TAG_inheritance => {
+                let kind = self.on_member(&a);
+                (kind, None)
+            }
+            DW_TAG_enumerator => {
+                if let Some(FrameKind::Enum { .. }) = self.frames.last().map(|f| &f.kind) {
+                    self.scratch_values.push((a.name, a.const_value));
+                }
+                (FrameKind::Other, None)
+            }
+            DW_TAG_subrange_type => {
+                if let Some(FrameKind::Array { .. }) = self.frames.last().map(|f| &f.kind) {
+                    let n = match (a.upper_bound, a.count) {
+                        (Some(ub), _) => ub.wrapping_add(1),
+                        (None, Some(c)) => c,
+                        _ => 0,
+                    };
+                    self.scratch_dims.push(n as u32);
+                }
+                (FrameKind::Other, None)
+            }
+            DW_TAG_formal_parameter => {
+                self.scratch_params.push((a.name, ty));
+                (FrameKind::Other, None)
+            }
+            DW_TAG_unspecified_parameters => {
+                if let Some(FrameKind::FuncProto { varargs, .. }) =
+                    self.frames.last_mut().map(|f| &mut f.kind)
+                {
+                    *varargs = true;
+                }
+                (FrameKind::Other, None)
+            }
+            DW_TAG_LLVM_ANNOTATION | DW_TAG_GNU_ANNOTATION => {
+                self.on_annotation(offset, &a);
+                (FrameKind::Other, None)
+            }
+            _ => (FrameKind::Other, None),
+        };
+        match pending {
+            Some(p) if has_children => {
+                self.push_frame(depth, offset, kind, Some(p), ty, a.specification)
+            }
+            Some(p) => self.finish_entry(offset, kind, p, ty, a.specification),
+            None if has_children => self.push_frame(depth, offset, kind, None, VOID, None),
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// A `DW_TAG_member`: recorded on the enclosing composite; returns the frame kind for its
+    /// children (annotations, which become decl tags with the member's index).
+    fn on_member(&mut self, a: &Attrs<'a>) -> FrameKind {
+        let Some(Frame {
+            kind:
+                FrameKind::Composite {
+                    union, member_idx, ..
+                },
+            ..
+        }) = self.frames.last_mut()
+        else {
+            return FrameKind::Other;
+        };
+        let component = *member_idx;
+        *member_idx += 1;
+        let is_static = a.data_bit_offset.is_none() && a.member_location.is_none() && !*union;
+        self.scratch_members.push(RawMember {
+            name: a.name,
+            ty: a.ty.unwrap_or(VOID),
+            byte_offset: a.member_location.unwrap_or(0),
+            data_bit_offset: a.data_bit_offset,
+            dw_bit_offset: a.bit_offset,
+            bit_size: a.bit_size,
+            byte_size: a.byte_size,
+            is_static,
+        });
+        FrameKind::Member { component }
+    }
+
+    /// A `DW_TAG_LLVM_annotation` child: a type tag of a pointer, or a decl tag of a struct,
+    /// union, member or typedef.
+    fn on_annotation(&mut self, offset: u32, a: &Attrs<'a>) {
+        let parent = self.frames.last().map(|f| &f.kind);
+        match (a.name, parent) {
+            (b"btf_type_tag", Some(FrameKind::Pointer { .. })) if self.features.type_tag => {
+                let id = self.add_entry(
+                    offset,
+                    Entry::TypeTag {
+                        value: a.const_str,
+                        ty: 0,
+                    },
+                    VOID,
+                );
+                self.scratch_tags.push(id);
+            }
+            (b"btf_decl_tag", Some(parent)) if self.features.decl_tag => {
+                let component = match parent {
+                    FrameKind::Composite { .. } | FrameKind::Typedef { .. } => -1,
+                    FrameKind::Member { component } => *component,
+                    _ => return,
+                };
+                self.scratch_annots.push(Annot {
+                    value: a.const_str,
+                    component,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    fn res(&self, r: RawRef) -> u32 {
+        if r == VOID {
+            0
+        } else if r & RESOLVED != 0 {
+            r & !RESOLVED
+        } else {
+            self.offset_to_id.get(&r).copied().unwrap_or(0)
+        }
+    }
+
+    /// Turns every raw reference into a small id and computes member bit offsets.
+    fn resolve(&mut self) -> Result<(), DecodeError> {
+        for i in 0..self.out.entries.len() {
+            let id = self.res(self.raw_refs[i]);
+            match &mut self.out.entries[i] {
+                Entry::Modifier { ty, .. } | Entry::Typedef { ty, .. } | Entry::TypeTag { ty, .. } => {
+                    *ty = id
+                }
+                Entry::Array { elem, .. } => *elem = id,
+                Entry::FuncProto { ret, .. } => *ret = id,
+                _ => {}
+            }
+        }
+        for (i, &r) in self.param_refs.iter().enumerate() {
+            self.out.params[i].1 = self.res(r);
+        }
+        for &(idx, spec) in &self.specs {
+            let from = self.res(spec);
+            let spec_name = self.out.entries.get(from as usize - 1).and_then(entry_name);
+            if let (Some(name), Some(spec_name)) = (entry_name_mut(&mut self.out.entries[idx]), spec_name) {
+                if name.is_empty() {
+                    *name = spec_name;
+                }
+            }
+        }
+        for &(idx, base) in &self.enum_signed {
+            let base = self.res(base);
+            let signed = matches!(
+                self.out.entries.get(base as usize - 1),
+                Some(Entry::Base { encoding, .. })
+                    if *encoding == gimli::DW_ATE_signed.0 || *encoding == gimli::DW_ATE_signed_char.0
+            );
+            if let Entry::Enum { signed: s, .. } = &mut self.out.entries[idx] {
+                *s = signed;
+            }
+        }
+        let raw_members = std::mem::take(&mut self.raw_members);
+        let mut members = Vec::with_capacity(raw_members.len());
+        // Member ranges index raw_members; static members stay in place with no type so that
+        // ranges remain valid, and are skipped by the encoder.
+        for m in &raw_members {
+            let ty = self.res(m.ty);
+            members.push(Member {
+                name: m.name,
+                ty,
+                bit_offset: if m.is_static { u32::MAX } else { self.bit_offset(m, ty) },
+                bitfield_size: m.bit_size as u32,
+            });
+        }
+        self.out.members = members;
+        Ok(())
+    }
+
+    /// pahole's `class_member__cache_byte_size` bit offset.
+    fn bit_offset(&self, m: &RawMember<'a>, ty: u32) -> u32 {
+        if let Some(dbo) = m.data_bit_offset {
+            return dbo as u32;
+        }
+        let byte_offset = m.byte_offset;
+        if m.bit_size == 0 {
+            return (byte_offset * 8) as u32;
+        }
+        let byte_size = if m.byte_size != 0 {
+            m.byte_size
+        } else {
+            self.storage_bytes(ty)
+        };
+        if byte_size == 0 {
+            return (byte_offset * 8) as u32;
+        }
+        let bit_size = byte_size * 8;
+        let in_unit = if self.cu.little_endian {
+            bit_size as i64 - m.dw_bit_offset as i64 - m.bit_size as i64
+        } else {
+            m.dw_bit_offset as i64
+        };
+        (byte_offset as i64 * 8 + in_unit) as u32
+    }
+
+    /// Byte size of a bitfield's storage unit: the size of its type without typedefs and
+    /// modifiers, or of the enum/base type behind it.
+    fn storage_bytes(&self, mut id: u32) -> u64 {
+        for _ in 0..64 {
+            let Some(e) = id.checked_sub(1).and_then(|i| self.out.entries.get(i as usize)) else {
+                return 0;
+            };
+            match e {
+                Entry::Typedef { ty, .. } | Entry::TypeTag { ty, .. } => id = *ty,
+                Entry::Modifier { kind, ty } if *kind != Kind::Ptr => id = *ty,
+                Entry::Modifier { .. } => return self.cu.header.address_size() as u64,
+                Entry::Base { byte_size, .. } => return *byte_size as u64,
+                Entry::Enum { byte_size, .. } => return *byte_size as u64,
+                Entry::Composite { size, .. } => return *size as u64,
+                _ => return 0,
+            }
+        }
+        0
+    }
+}
+
+fn drain_into<T>(scratch: &mut Vec<T>, start: usize, out: &mut Vec<T>) -> Range<u32> {
+    let first = out.len() as u32;
+    out.extend(scratch.drain(start..));
+    first..out.len() as u32
+}
+
+fn entry_name<'a>(e: &Entry<'a>) -> Option<&'a [u8]> {
+    match e {
+        Entry::Composite { name, .. } | Entry::Typedef { name, .. } | Entry::Enum { name, .. } => {
+            Some(name)
+        }
+        _ => None,
+    }
+}
+
+fn entry_name_mut<'e, 'a>(e: &'e mut Entry<'a>) -> Option<&'e mut &'a [u8]> {
+    match e {
+        Entry::Composite { name, .. } | Entry::Typedef { name, .. } | Entry::Enum { name, .. } => {
+            Some(name)
+        }
+        _ => None,
+    }
+}
+
+fn udata(v: AttributeValue<R<'_>>) -> Option<u64> {
+    Some(match v {
+        AttributeValue::Data1(x) => x as u64,
+        AttributeValue::Data2(x) => x as u64,
+        AttributeValue::Data4(x) => x as u64,
+        AttributeValue::Data8(x) => x,
+        AttributeValue::Udata(x) => x,
+        AttributeValue::Sdata(x) => x as u64,
+        AttributeValue::Flag(f) => f as u64,
+        _ => return None,
+    })
+}
+
+fn flag(v: AttributeValue<R<'_>>) -> bool {
+    udata(v).is_some_and(|x| x != 0)
+}
+
+/// `DW_AT_data_member_location`: a constant, or a `DW_OP_plus_uconst`/`DW_OP_constu` block.
+fn member_location(v: AttributeValue<R<'_>>) -> u64 {
+    match v {
+        AttributeValue::Exprloc(gimli::Expression(e)) | AttributeValue::Block(e) => {
+            let bytes = e.slice();
+            match bytes.first() {
+                Some(&op) if op == gimli::DW_OP_plus_uconst.0 || op == gimli::DW_OP_constu.0 => {
+                    let mut r = gimli::EndianSlice::new(&bytes[1..], gimli::LittleEndian);
+                    gimli::Reader::read_uleb128(&mut r).unwrap_or(0)
+                }
+                _ => 0,
+            }
+        }
+        v => udata(v).unwrap_or(0),
+    }
+}

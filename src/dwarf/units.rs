@@ -1,0 +1,187 @@
+//! Compile units: loading the DWARF sections for gimli, listing the CUs in DWARF order, and
+//! the per-CU context (abbreviations, string bases, language, producer) the decoders need.
+//!
+//! A `gimli::Unit` is not built: it parses the line-program header, which an encoder never
+//! needs and which would only add work and resident memory.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use gimli::{
+    AttributeValue, DebugStrOffsetsBase, DwLang, EndianSlice, RunTimeEndian, UnitHeader,
+    UnitOffset,
+};
+
+use crate::btf::Endian;
+use crate::error::{Error, Result};
+use crate::input::elf::Elf;
+
+/// The reader every decoder uses: a borrowed slice with the target's byte order.
+pub type R<'a> = EndianSlice<'a, RunTimeEndian>;
+
+/// The debug sections an encoder reads, owned or borrowed from the mapped file.
+pub struct DebugSections<'a> {
+    info: Cow<'a, [u8]>,
+    abbrev: Cow<'a, [u8]>,
+    str: Cow<'a, [u8]>,
+    line_str: Cow<'a, [u8]>,
+    str_offsets: Cow<'a, [u8]>,
+    addr: Cow<'a, [u8]>,
+    loclists: Cow<'a, [u8]>,
+    loc: Cow<'a, [u8]>,
+    endian: RunTimeEndian,
+}
+
+impl<'a> DebugSections<'a> {
+    /// Loads the debug sections of `elf`; `None` when it has no `.debug_info`.
+    pub fn load(elf: &Elf<'a>) -> Result<Option<Self>> {
+        let Some(info) = elf.debug_section(".debug_info")? else {
+            return Ok(None);
+        };
+        let get = |name: &str| -> Result<Cow<'a, [u8]>> {
+            Ok(elf.debug_section(name)?.unwrap_or(Cow::Borrowed(&[])))
+        };
+        Ok(Some(DebugSections {
+            info,
+            abbrev: get(".debug_abbrev")?,
+            str: get(".debug_str")?,
+            line_str: get(".debug_line_str")?,
+            str_offsets: get(".debug_str_offsets")?,
+            addr: get(".debug_addr")?,
+            loclists: get(".debug_loclists")?,
+            loc: get(".debug_loc")?,
+            endian: match elf.endian {
+                Endian::Little => RunTimeEndian::Little,
+                Endian::Big => RunTimeEndian::Big,
+            },
+        }))
+    }
+
+    /// The gimli view of these sections.
+    pub fn dwarf<'s>(&'s self) -> gimli::Dwarf<R<'s>> {
+        let endian = self.endian;
+        let r = |d: &'s Cow<'a, [u8]>| -> R<'s> { EndianSlice::new(&d[..], endian) };
+        let mut dwarf = gimli::Dwarf::<R<'_>>::default();
+        dwarf.debug_info = gimli::DebugInfo::from(r(&self.info));
+        dwarf.debug_abbrev = gimli::DebugAbbrev::from(r(&self.abbrev));
+        dwarf.debug_str = gimli::DebugStr::from(r(&self.str));
+        dwarf.debug_line_str = gimli::DebugLineStr::from(r(&self.line_str));
+        dwarf.debug_str_offsets = gimli::DebugStrOffsets::from(r(&self.str_offsets));
+        dwarf.debug_addr = gimli::DebugAddr::from(r(&self.addr));
+        dwarf.locations = gimli::LocationLists::new(
+            gimli::DebugLoc::from(r(&self.loc)),
+            gimli::DebugLocLists::from(r(&self.loclists)),
+        );
+        dwarf
+    }
+
+    /// The `.debug_info` bytes (for releasing pages of finished CUs).
+    pub fn info_bytes(&self) -> &[u8] {
+        &self.info
+    }
+}
+
+/// One compile unit, ready to decode.
+pub struct Cu<'a> {
+    pub header: UnitHeader<R<'a>>,
+    pub abbrevs: Arc<gimli::Abbreviations>,
+    pub str_offsets_base: DebugStrOffsetsBase<usize>,
+    pub language: Option<DwLang>,
+    pub producer_clang: bool,
+    /// Offset of the unit header in `.debug_info`.
+    pub offset: usize,
+    /// Byte order of the target (bitfield offsets depend on it).
+    pub little_endian: bool,
+}
+
+/// Lists the CU headers in DWARF order.
+pub fn unit_headers<'a>(dwarf: &gimli::Dwarf<R<'a>>, path: &std::path::Path) -> Result<Vec<UnitHeader<R<'a>>>> {
+    let mut out = Vec::new();
+    let mut iter = dwarf.units();
+    loop {
+        match iter.next() {
+            Ok(Some(h)) => out.push(h),
+            Ok(None) => return Ok(out),
+            Err(e) => {
+                return Err(Error::BadDwarf {
+                    path: path.to_path_buf(),
+                    cu_offset: out
+                        .last()
+                        .map_or(0, |h: &UnitHeader<R<'a>>| h.offset().0 as u64),
+                    reason: format!("bad unit header: {e}"),
+                })
+            }
+        }
+    }
+}
+
+impl<'a> Cu<'a> {
+    /// Reads the CU's abbreviations and root DIE.
+    pub fn new(
+        dwarf: &gimli::Dwarf<R<'a>>,
+        header: UnitHeader<R<'a>>,
+        little_endian: bool,
+    ) -> gimli::Result<Self> {
+        let abbrevs = dwarf.abbreviations(&header)?;
+        let offset = header.offset().0;
+        let mut cu = Cu {
+            str_offsets_base: DebugStrOffsetsBase::default_for_encoding_and_file(
+                header.encoding(),
+                gimli::DwarfFileType::Main,
+            ),
+            header,
+            abbrevs,
+            language: None,
+            producer_clang: false,
+            offset,
+            little_endian,
+        };
+        let mut raw = cu.header.entries_raw(&cu.abbrevs, None)?;
+        let mut root = gimli::DebuggingInformationEntry::null();
+        raw.read_entry(&mut root)?;
+        for attr in root.attrs() {
+            match (attr.name(), attr.value()) {
+                (gimli::DW_AT_language, AttributeValue::Language(l)) => cu.language = Some(l),
+                (gimli::DW_AT_str_offsets_base, AttributeValue::DebugStrOffsetsBase(b)) => {
+                    cu.str_offsets_base = b
+                }
+                (gimli::DW_AT_producer, v) => {
+                    if let Ok(p) = cu.string(dwarf, v) {
+                        cu.producer_clang = p.windows(5).any(|w| w == b"clang");
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(cu)
+    }
+
+    /// Resolves a string attribute value (inline, strp, line_strp, strx).
+    pub fn string(&self, dwarf: &gimli::Dwarf<R<'a>>, v: AttributeValue<R<'a>>) -> gimli::Result<&'a [u8]> {
+        let s = match v {
+            AttributeValue::String(s) => s,
+            AttributeValue::DebugStrRef(o) => dwarf.debug_str.get_str(o)?,
+            AttributeValue::DebugLineStrRef(o) => dwarf.debug_line_str.get_str(o)?,
+            AttributeValue::DebugStrOffsetsIndex(i) => {
+                let o = dwarf.debug_str_offsets.get_str_offset(
+                    self.header.format(),
+                    self.str_offsets_base,
+                    i,
+                )?;
+                dwarf.debug_str.get_str(o)?
+            }
+            _ => return Err(gimli::Error::ExpectedStringAttributeValue),
+        };
+        Ok(s.slice())
+    }
+
+    /// The section offset of a DIE, for messages.
+    pub fn die_offset(&self, off: UnitOffset<usize>) -> u64 {
+        (self.offset + off.0) as u64
+    }
+
+    /// The byte range of this CU in `.debug_info`.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.offset..self.offset + self.header.length_including_self()
+    }
+}
