@@ -15,8 +15,10 @@ pub mod dedup;
 pub mod dwarf;
 pub mod encode;
 pub mod error;
+pub mod functable;
 pub mod input;
 pub mod output;
 pub mod pipeline;
+pub mod sync;
 
 pub use error::{Error, Result};

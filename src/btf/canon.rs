@@ -56,9 +56,11 @@
 //! Anonymous expansions are memoized per id, so each anonymous type is rendered once; the
 //! expansion is iterative (no recursion, hence no stack overflow on deep or malformed graphs),
 //! and a cycle made only of anonymous types renders as `<cycle>`. A rendering longer than a fixed
-//! limit (64 KiB inline, 1 MiB for an item) keeps a prefix and is completed by its length and an
-//! FNV-1a hash of the full text, which keeps memory bounded on adversarial input while still
-//! telling different texts apart.
+//! limit (16 KiB inline, 1 MiB for an item) keeps a prefix and is completed by its length and an
+//! FNV-1a hash of the full text (`<prefix>... <N bytes, fnv1a64 HEX>`), which keeps memory
+//! bounded on adversarial input while still telling different texts apart; once 256 MiB of
+//! inline text (1 GiB of items) has been rendered, the limit drops to 256 bytes. Real kernels are
+//! far below these limits (6.1: 10 KB longest inline text, 20 KB longest item, 3 MB in all).
 //!
 //! # API
 //!
@@ -68,7 +70,6 @@
 //! * [`diff`] with [`DiffOptions`] → [`DiffReport`], whose `Display` is what `dwarf2btf diff`
 //!   prints (`{:#}` prints the differing items untruncated).
 
-use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 use std::rc::Rc;
 
@@ -155,10 +156,14 @@ impl std::str::FromStr for Category {
     }
 }
 
-/// Longest inline (anonymous) expansion kept verbatim.
-const INLINE_LIMIT: usize = 64 * 1024;
-/// Longest item kept verbatim.
+/// Longest inline (anonymous) expansion kept verbatim (the 6.1 kernel's longest is 10 KB).
+const INLINE_LIMIT: usize = 16 * 1024;
+/// Longest item kept verbatim (the 6.1 kernel's longest is 20 KB).
 const ITEM_LIMIT: usize = 1024 * 1024;
+/// Total bytes of inline expansions past which new ones are kept short (the kernel needs 3 MB).
+const INLINE_BUDGET: usize = 256 << 20;
+/// Total bytes of items past which new ones are kept short.
+const ITEM_BUDGET: usize = 1 << 30;
 /// What is kept of an over-long rendering before its length and hash.
 const KEPT_PREFIX: usize = 256;
 
@@ -264,16 +269,17 @@ fn checked_kind(t: &Type<'_>) -> Option<Kind> {
     (t.words.len() >= kind.record_words(t.vlen())).then_some(kind)
 }
 
-fn linkage_name(kind: Kind, linkage: u32) -> Option<&'static str> {
-    match (kind, linkage) {
-        (_, 0) => Some("static"),
-        (_, 1) => Some("global"),
-        (_, 2) => Some("extern"),
+/// FUNC (`BTF_FUNC_*`) and VAR (`BTF_VAR_*`) linkages share their numbering.
+fn linkage_name(linkage: u32) -> Option<&'static str> {
+    match linkage {
+        0 => Some("static"),
+        1 => Some("global"),
+        2 => Some("extern"),
         _ => None,
     }
 }
 
-/// A type's name: `Some("")` for anonymous, `None` for a bad string offset.
+/// A type's name; a bad string offset is named `(invalid)`.
 enum Name<'a> {
     Anon,
     Named(std::borrow::Cow<'a, str>),
@@ -288,6 +294,9 @@ pub struct Canon<'a> {
     busy: Vec<bool>,
     /// Explicit DFS stack of [`Canon::ensure`], kept to reuse its allocation.
     stack: Vec<(u32, bool)>,
+    /// Bytes rendered so far into `cache`, and into items.
+    inline_bytes: usize,
+    item_bytes: usize,
 }
 
 impl<'a> Canon<'a> {
@@ -299,6 +308,8 @@ impl<'a> Canon<'a> {
             cache: vec![None; n],
             busy: vec![false; n],
             stack: Vec::new(),
+            inline_bytes: 0,
+            item_bytes: 0,
         }
     }
 
@@ -365,9 +376,16 @@ impl<'a> Canon<'a> {
         let t = self.btf.type_by_id(id)?;
         let cat = self.top_level(&t)?;
         self.ensure_children(&t);
-        let mut sink = Sink::new(ITEM_LIMIT);
+        let limit = if self.item_bytes > ITEM_BUDGET {
+            KEPT_PREFIX
+        } else {
+            ITEM_LIMIT
+        };
+        let mut sink = Sink::new(limit);
         self.write_body(&t, &mut sink);
-        Some((cat, sink.finish()))
+        let text = sink.finish();
+        self.item_bytes += text.len();
+        Some((cat, text))
     }
 
     /// Calls `f` on every type id `t` refers to.
@@ -431,9 +449,16 @@ impl<'a> Canon<'a> {
                 continue;
             };
             if children_done {
-                let mut sink = Sink::new(INLINE_LIMIT);
+                let limit = if self.inline_bytes > INLINE_BUDGET {
+                    KEPT_PREFIX
+                } else {
+                    INLINE_LIMIT
+                };
+                let mut sink = Sink::new(limit);
                 self.write_body(&t, &mut sink);
-                self.cache[i] = Some(sink.finish().into());
+                let text = sink.finish();
+                self.inline_bytes += text.len();
+                self.cache[i] = Some(text.into());
                 self.busy[i] = false;
                 continue;
             }
@@ -669,7 +694,7 @@ impl<'a> Canon<'a> {
                         &sp_name
                     }
                 );
-                match linkage_name(kind, linkage) {
+                match linkage_name(linkage) {
                     Some(l) => out.push(l),
                     None => {
                         let _ = write!(out, "linkage={linkage}");
@@ -712,7 +737,7 @@ impl<'a> Canon<'a> {
                         &sp_name
                     }
                 );
-                match linkage_name(kind, linkage) {
+                match linkage_name(linkage) {
                     Some(l) => out.push(l),
                     None => {
                         let _ = write!(out, "linkage={linkage}");
@@ -842,6 +867,8 @@ pub struct DiffReport {
     pub item_counts: [[usize; 5]; 2],
     /// Number of distinct items whose counts differ.
     pub distinct_differences: usize,
+    /// The same, per category (indexed by `Category as usize`).
+    pub differing_per_category: [usize; 5],
     /// Occurrences in the first input not matched in the second (sum of `count_a - count_b`).
     pub only_in_a: usize,
     /// Occurrences in the second input not matched in the first.
@@ -890,6 +917,10 @@ pub fn diff(a: &Btf, b: &Btf, opts: &DiffOptions) -> DiffReport {
         });
     }
     let distinct = diffs.len();
+    let mut per_cat = [0; 5];
+    for d in &diffs {
+        per_cat[d.category.index()] += 1;
+    }
     diffs.sort_unstable_by(|x, y| {
         (x.category, &x.item, x.count_a).cmp(&(y.category, &y.item, y.count_a))
     });
@@ -905,6 +936,7 @@ pub fn diff(a: &Btf, b: &Btf, opts: &DiffOptions) -> DiffReport {
         kind_counts: [super::dump::kind_counts(a), super::dump::kind_counts(b)],
         item_counts: [item_counts(a), item_counts(b)],
         distinct_differences: distinct,
+        differing_per_category: per_cat,
         only_in_a: only_a,
         only_in_b: only_b,
         differences: diffs,
@@ -999,16 +1031,21 @@ impl fmt::Display for DiffReport {
             if self.set { "sets" } else { "multisets" }
         )?;
         if !self.equal {
+            let per_cat: Vec<String> = Category::ALL
+                .iter()
+                .filter(|c| self.differing_per_category[c.index()] > 0)
+                .map(|c| format!("{} {}", c.name(), self.differing_per_category[c.index()]))
+                .collect();
             writeln!(
                 f,
-                "{} differing items: {} occurrences only in {la}, {} only in {lb}",
-                self.distinct_differences, self.only_in_a, self.only_in_b
+                "{} differing items ({}); occurrences only in {la}: {}, only in {lb}: {}",
+                self.distinct_differences,
+                per_cat.join(", "),
+                self.only_in_a,
+                self.only_in_b
             )?;
-            // Per category, how many of the differences were counted.
-            let mut per_cat: BTreeMap<Category, usize> = BTreeMap::new();
-            for d in &self.differences {
-                *per_cat.entry(d.category).or_default() += 1;
-            }
+            // An item only in A next to one only in B that shares its head (kind and name) is
+            // most likely one changed type: point at where the two texts part.
             let mut prev: Option<&Difference> = None;
             for d in &self.differences {
                 let sign = if d.count_a > d.count_b { '-' } else { '+' };
@@ -1023,20 +1060,22 @@ impl fmt::Display for DiffReport {
                     d.category.name(),
                     shorten(&d.item, full)
                 )?;
-                if let Some(p) = prev {
-                    let pair =
-                        p.category == d.category && p.count_a > p.count_b && d.count_b > d.count_a;
-                    if pair {
-                        if let Some((at, ca, cb)) = first_difference(&p.item, &d.item) {
-                            writeln!(f, "    first difference at byte {at}:")?;
-                            writeln!(f, "      {la}: {ca}")?;
-                            writeln!(f, "      {lb}: {cb}")?;
-                        }
-                    }
-                }
+                let a_side = |x: &Difference| x.count_a > x.count_b;
+                let pair = prev
+                    .filter(|p| p.category == d.category && a_side(p) != a_side(d))
+                    .map(|p| if a_side(p) { (p, d) } else { (d, p) })
+                    .and_then(|(x, y)| first_difference(&x.item, &y.item));
                 prev = Some(d);
+                if let Some((at, ca, cb)) = pair {
+                    writeln!(f, "    first difference at byte {at}:")?;
+                    writeln!(f, "      {la}: {ca}")?;
+                    writeln!(f, "      {lb}: {cb}")?;
+                    prev = None;
+                }
             }
-            let hidden = self.distinct_differences - self.differences.len();
+            let hidden = self
+                .distinct_differences
+                .saturating_sub(self.differences.len());
             if hidden > 0 {
                 writeln!(f, "... and {hidden} more differing items")?;
             }

@@ -159,20 +159,16 @@ fn record_len(k: u32, vlen: usize) -> usize {
 /// every referenced id (in libbpf's IDS field order, FWD's `type` included) below the type
 /// count, for the base as well since equivalence checks walk into it.
 fn check_types(btf: &Btf) -> Result<()> {
-    let words = btf.type_words();
     let cnt = btf.type_cnt();
-    let mut ends = btf.own_types().map(|t| t.words.len());
-    let own_offs_ok = ends.all(|_| true);
-    debug_assert!(own_offs_ok);
-    let mut pos = 0usize;
+    let mut covered = 0usize;
     for id in btf.start_id()..cnt {
         let t = btf
             .type_by_id(id)
             .ok_or_else(|| Error::BadBtf(format!("type [{id}] is missing")))?;
         check_record(id, t.words, cnt)?;
-        pos += t.words.len();
+        covered += t.words.len();
     }
-    if pos != words.len() {
+    if covered != btf.type_words().len() {
         return Err(Error::BadBtf(
             "type records do not cover the type section".into(),
         ));
@@ -204,11 +200,9 @@ fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {
         )));
     }
     let mut bad = None;
-    let mut copy = [0u32; 0].to_vec();
-    copy.extend_from_slice(w);
-    crate::btf::types::for_each_type_id_mut(kind, &mut copy, |r| {
-        if *r >= cnt && bad.is_none() {
-            bad = Some(*r);
+    for_each_id_field(w[1], |i| {
+        if w[i] >= cnt && bad.is_none() {
+            bad = Some(w[i]);
         }
     });
     match bad {
@@ -217,6 +211,35 @@ fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {
             cnt - 1
         ))),
         None => Ok(()),
+    }
+}
+
+/// Calls `f` with the word index of every type-id field of a record, in libbpf's
+/// `BTF_FIELD_ITER_IDS` order (FWD's `type` word included, as libbpf does).
+pub(crate) fn for_each_id_field(info: u32, mut f: impl FnMut(usize)) {
+    let n = (info & 0xffff) as usize;
+    match (info >> 24) & 0x1f {
+        kind::FWD
+        | kind::CONST
+        | kind::VOLATILE
+        | kind::RESTRICT
+        | kind::PTR
+        | kind::TYPEDEF
+        | kind::FUNC
+        | kind::VAR
+        | kind::DECL_TAG
+        | kind::TYPE_TAG => f(2),
+        kind::ARRAY => {
+            f(3);
+            f(4);
+        }
+        kind::STRUCT | kind::UNION => (0..n).for_each(|i| f(3 + 3 * i + 1)),
+        kind::DATASEC => (0..n).for_each(|i| f(3 + 3 * i)),
+        kind::FUNC_PROTO => {
+            f(2);
+            (0..n).for_each(|i| f(3 + 2 * i + 1));
+        }
+        _ => {}
     }
 }
 
@@ -323,7 +346,7 @@ impl Dedup {
 
     fn run(&mut self) -> Result<()> {
         self.prep()?;
-        self.dedup_prim_types()?;
+        self.dedup_prim_types();
         self.dedup_struct_types()?;
         self.resolve_fwds();
         self.dedup_ref_types()

@@ -90,9 +90,20 @@ pub struct CuTypes<'a> {
     /// FUNC_PROTO parameters: name (may be empty) and type.
     pub params: Vec<(&'a [u8], u32)>,
     pub annots: Vec<Annot<'a>>,
+    /// Unit offsets of the top-level `DW_TAG_variable` DIEs (pahole's `top_level` variables).
+    pub variables: Vec<u32>,
+    /// Unit offsets of every `DW_TAG_subprogram` DIE, nested ones included, in DIE order.
+    pub subprograms: Vec<u32>,
+    /// Small id of every type DIE by unit offset (unspecified types map to 0, void).
+    pub offset_to_id: FxHashMap<u32, u32>,
 }
 
 impl CuTypes<'_> {
+    /// The small id of the type DIE at `unit_offset` (0, void, when it is not a type).
+    pub fn type_id_of(&self, unit_offset: u32) -> u32 {
+        self.offset_to_id.get(&unit_offset).copied().unwrap_or(0)
+    }
+
     /// The small id of the first base type named `int`, as `cu__find_base_type_by_name`.
     pub fn int_id(&self) -> Option<u32> {
         self.entries
@@ -285,6 +296,11 @@ impl<'a> Walker<'a, '_> {
                 self.frames.last().map(|f| &f.kind),
                 Some(FrameKind::FuncProto { .. })
             );
+            if tag == gimli::DW_TAG_subprogram {
+                self.out.subprograms.push(offset);
+            } else if tag == gimli::DW_TAG_variable && depth == 1 {
+                self.out.variables.push(offset);
+            }
             if !is_interesting(tag) && !(in_proto && tag == gimli::DW_TAG_formal_parameter) {
                 raw.skip_attributes(abbrev.attributes())?;
                 if abbrev.has_children() {
@@ -773,6 +789,7 @@ impl<'a> Walker<'a, '_> {
             });
         }
         self.out.members = members;
+        self.out.offset_to_id = std::mem::take(&mut self.offset_to_id);
         Ok(())
     }
 

@@ -1,0 +1,51 @@
+//! Phase 4: unambiguous forward declarations (libbpf `btf_dedup_resolve_fwds`, since v1.1.0).
+//!
+//! Most FWDs are resolved while comparing struct graphs. A FWD that never took part in such a
+//! comparison (say `struct foo;` used only through a pointer in one CU) is mapped here to the
+//! canonical STRUCT/UNION carrying the same name — base types included — provided exactly one
+//! canonical composite has that name and its kind matches the FWD's kind flag. Only own FWDs
+//! that are still their own canonical type are touched.
+
+use rustc_hash::FxHashMap;
+
+use super::hash::kind_of;
+use super::{kind, Dedup};
+
+/// Marks a name shared by several canonical composites.
+const AMBIGUOUS: u32 = 0;
+
+impl Dedup {
+    pub(crate) fn resolve_fwds(&mut self) {
+        let mut names: FxHashMap<u32, u32> = FxHashMap::default();
+        for id in 1..self.types.type_cnt() {
+            let t = self.types.rec(id);
+            if !matches!(kind_of(t), kind::STRUCT | kind::UNION) || self.map[id as usize] != id
+            {
+                continue;
+            }
+            names
+                .entry(t[0])
+                .and_modify(|c| *c = AMBIGUOUS)
+                .or_insert(id);
+        }
+        for id in self.types.start_id..self.types.type_cnt() {
+            let t = self.types.rec(id);
+            if kind_of(t) != kind::FWD || self.map[id as usize] != id {
+                continue;
+            }
+            let Some(&cand) = names.get(&t[0]) else {
+                continue;
+            };
+            if cand == AMBIGUOUS {
+                continue;
+            }
+            let is_union = t[1] >> 31 != 0;
+            match self.types.kind(cand) {
+                kind::STRUCT if is_union => continue,
+                kind::UNION if !is_union => continue,
+                _ => {}
+            }
+            self.map[id as usize] = cand;
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! Phase 3: STRUCT, UNION and (since v1.7.0) TYPEDEF, by type-graph equivalence
+//! (libbpf `btf_dedup_struct_types`, `btf_dedup_is_equiv`, `btf_dedup_identical_types`,
+//! `btf_dedup_merge_hypot_map`).
+//!
+//! A struct/union hashes by its shallow signature (name, size, member names and offsets), a
+//! typedef by name and info. For each candidate with an equal shallow signature, `is_equiv`
+//! walks both type graphs side by side, recording canonical → candidate pairs in the
+//! hypothetical map; a canonical type already mapped to a *different* candidate is accepted
+//! only if the two candidates are structurally identical (`identical_types`, depth 16, with
+//! libbpf's ARRAY quirk: both array descriptors are read from the first type, so two arrays
+//! with equal size and element count count as identical whatever their element types). FWDs are
+//! resolved on the canonical side only. A successful check is merged into the canonical map.
+//!
+//! `is_equiv` uses an explicit stack of pending pairs instead of recursion: every composite case
+//! of libbpf's recursive function checks its children in order and returns the first
+//! non-positive result unchanged, so visiting the pairs in pre-order from a stack (children
+//! pushed in reverse) performs the same side effects in the same order and yields the same
+//! answer, with no native stack growth.
+
+use super::hash::{self, kind_of, vlen};
+use super::{kind, Dedup, MAX_NR_TYPES, UNPROCESSED};
+use crate::error::{Error, Result};
+
+/// Result of examining one (candidate, canonical) pair.
+enum Step {
+    /// Not equivalent: the whole check fails.
+    No,
+    /// Equivalent as far as this pair goes (children, if any, were pushed).
+    Yes,
+}
+
+impl Dedup {
+    pub(crate) fn dedup_struct_types(&mut self) -> Result<()> {
+        for id in self.types.start_id..self.types.type_cnt() {
+            self.dedup_struct_type(id)?;
+        }
+        Ok(())
+    }
+
+    fn dedup_struct_type(&mut self, id: u32) -> Result<()> {
+        if self.map[id as usize] <= MAX_NR_TYPES {
+            return Ok(());
+        }
+        let t = self.types.rec(id);
+        let k = kind_of(t);
+        let h = match k {
+            kind::STRUCT | kind::UNION => hash::hash_struct(t),
+            kind::TYPEDEF => hash::hash_typedef(t),
+            _ => return Ok(()),
+        };
+        let mut new_id = id;
+        let mut cur = self.table.cursor(h);
+        while let Some(c) = self.table.next(&mut cur, h) {
+            let t = self.types.rec(id);
+            let cand = self.types.rec(c);
+            let shallow = if k == kind::TYPEDEF {
+                hash::equal_typedef(t, cand)
+            } else {
+                hash::shallow_equal_struct(t, cand)
+            };
+            if !shallow {
+                continue;
+            }
+            self.clear_hypot_map();
+            if !self.is_equiv(id, c)? {
+                continue;
+            }
+            self.merge_hypot_map();
+            if self.hypot_adjust_canon {
+                continue;
+            }
+            new_id = c;
+            break;
+        }
+        self.map[id as usize] = new_id;
+        if new_id == id {
+            self.table.append(h, id);
+        }
+        Ok(())
+    }
+
+    /// `btf_dedup_clear_hypot_map`: resets the touched entries only.
+    fn clear_hypot_map(&mut self) {
+        for &id in &self.hypot_list {
+            self.hypot_map[id as usize] = UNPROCESSED;
+        }
+        self.hypot_list.clear();
+        self.hypot_adjust_canon = false;
+    }
+
+    /// `btf_dedup_is_equiv(cand, canon)`: `Ok(true)` when the graphs are equivalent.
+    pub(crate) fn is_equiv(&mut self, cand: u32, canon: u32) -> Result<bool> {
+        self.equiv_stack.clear();
+        self.equiv_stack.push((cand, canon));
+        while let Some((cand, canon)) = self.equiv_stack.pop() {
+            if let Step::No = self.equiv_step(cand, canon)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn equiv_step(&mut self, cand_id: u32, canon_id: u32) -> Result<Step> {
+        if self.resolve(cand_id) == self.resolve(canon_id) {
+            return Ok(Step::Yes);
+        }
+        let canon_id = self.resolve_fwd(canon_id);
+        let hypot = self.hypot_map[canon_id as usize];
+        if hypot <= MAX_NR_TYPES {
+            if hypot == cand_id {
+                return Ok(Step::Yes);
+            }
+            return Ok(if self.identical_types(hypot, cand_id, 16)? {
+                Step::Yes
+            } else {
+                Step::No
+            });
+        }
+        self.hypot_list.push(canon_id);
+        self.hypot_map[canon_id as usize] = cand_id;
+
+        let ct = self.types.rec(cand_id);
+        let kt = self.types.rec(canon_id);
+        let (ck, kk) = (kind_of(ct), kind_of(kt));
+        if ct[0] != kt[0] {
+            return Ok(Step::No);
+        }
+        if (ck == kind::FWD || kk == kind::FWD) && ck != kk {
+            let (real, fwd) = if ck == kind::FWD {
+                (kk, fwd_kind(ct))
+            } else {
+                let fwd = fwd_kind(kt);
+                if fwd == ck && canon_id < self.types.start_id {
+                    self.hypot_adjust_canon = true;
+                }
+                (ck, fwd)
+            };
+            return Ok(yes_if(fwd == real));
+        }
+        if ck != kk {
+            return Ok(Step::No);
+        }
+        let stack = &mut self.equiv_stack;
+        Ok(match ck {
+            kind::INT => yes_if(hash::equal_int_tag(ct, kt)),
+            kind::ENUM | kind::ENUM64 => yes_if(hash::compat_enum(ct, kt)),
+            kind::FWD | kind::FLOAT => yes_if(hash::equal_common(ct, kt)),
+            kind::CONST
+            | kind::VOLATILE
+            | kind::RESTRICT
+            | kind::PTR
+            | kind::TYPEDEF
+            | kind::FUNC
+            | kind::TYPE_TAG => {
+                if ct[1] != kt[1] {
+                    return Ok(Step::No);
+                }
+                stack.push((ct[2], kt[2]));
+                Step::Yes
+            }
+            kind::ARRAY => {
+                if !hash::compat_array(ct, kt) {
+                    return Ok(Step::No);
+                }
+                // Index type first, then element type: pushed in reverse.
+                stack.push((ct[3], kt[3]));
+                stack.push((ct[4], kt[4]));
+                Step::Yes
+            }
+            kind::STRUCT | kind::UNION => {
+                if !hash::shallow_equal_struct(ct, kt) {
+                    return Ok(Step::No);
+                }
+                for i in (0..vlen(ct)).rev() {
+                    stack.push((ct[3 + 3 * i + 1], kt[3 + 3 * i + 1]));
+                }
+                Step::Yes
+            }
+            kind::FUNC_PROTO => {
+                if !hash::compat_fnproto(ct, kt) {
+                    return Ok(Step::No);
+                }
+                for i in (0..vlen(ct)).rev() {
+                    stack.push((ct[3 + 2 * i + 1], kt[3 + 2 * i + 1]));
+                }
+                stack.push((ct[2], kt[2]));
+                Step::Yes
+            }
+            k => {
+                return Err(Error::BadBtf(format!(
+                    "type [{cand_id}] of kind {k} cannot take part in a struct type graph"
+                )))
+            }
+        })
+    }
+
+    /// `btf_dedup_identical_types(id1, id2, depth)`, ARRAY quirk included.
+    fn identical_types(&self, mut id1: u32, mut id2: u32, depth: i32) -> Result<bool> {
+        // libbpf follows modifier chains without decrementing the depth; a cycle of modifiers
+        // would make it spin forever, which only malformed input can cause.
+        let mut steps = 0u32;
+        loop {
+            if depth <= 0 {
+                return Ok(false);
+            }
+            let t1 = self.types.rec(id1);
+            let t2 = self.types.rec(id2);
+            let k1 = kind_of(t1);
+            if k1 != kind_of(t2) {
+                return Ok(false);
+            }
+            return Ok(match k1 {
+                kind::UNKN => true,
+                kind::INT => hash::equal_int_tag(t1, t2),
+                kind::ENUM | kind::ENUM64 => hash::compat_enum(t1, t2),
+                kind::FWD | kind::FLOAT => hash::equal_common(t1, t2),
+                kind::CONST
+                | kind::VOLATILE
+                | kind::RESTRICT
+                | kind::PTR
+                | kind::TYPEDEF
+                | kind::FUNC
+                | kind::TYPE_TAG => {
+                    if t1[1] != t2[1] || t1[0] != t2[0] {
+                        return Ok(false);
+                    }
+                    id1 = t1[2];
+                    id2 = t2[2];
+                    steps += 1;
+                    if steps > self.types.type_cnt() {
+                        return Err(Error::BadBtf(format!(
+                            "reference type cycle through type [{id1}]"
+                        )));
+                    }
+                    continue;
+                }
+                kind::ARRAY => {
+                    if !hash::compat_array(t1, t2) {
+                        return Ok(false);
+                    }
+                    // libbpf v1.6+ reads both descriptors from t1 (`a2 = btf_array(t1)`), so
+                    // both comparisons below see equal ids and never recurse.
+                    let (a1, a2) = (t1, t1);
+                    if a1[4] != a2[4] && !self.identical_types(a1[4], a2[4], depth - 1)? {
+                        return Ok(false);
+                    }
+                    if a1[3] != a2[3] && !self.identical_types(a1[3], a2[3], depth - 1)? {
+                        return Ok(false);
+                    }
+                    true
+                }
+                kind::STRUCT | kind::UNION => {
+                    if !hash::shallow_equal_struct(t1, t2) {
+                        return Ok(false);
+                    }
+                    for i in 0..vlen(t1) {
+                        let (m1, m2) = (t1[3 + 3 * i + 1], t2[3 + 3 * i + 1]);
+                        if m1 != m2 && !self.identical_types(m1, m2, depth - 1)? {
+                            return Ok(false);
+                        }
+                    }
+                    true
+                }
+                kind::FUNC_PROTO => {
+                    if !hash::compat_fnproto(t1, t2) {
+                        return Ok(false);
+                    }
+                    if t1[2] != t2[2] && !self.identical_types(t1[2], t2[2], depth - 1)? {
+                        return Ok(false);
+                    }
+                    for i in 0..vlen(t1) {
+                        let (p1, p2) = (t1[3 + 2 * i + 1], t2[3 + 2 * i + 1]);
+                        if p1 != p2 && !self.identical_types(p1, p2, depth - 1)? {
+                            return Ok(false);
+                        }
+                    }
+                    true
+                }
+                _ => false,
+            });
+        }
+    }
+
+    /// `btf_dedup_merge_hypot_map`: records FWD resolutions and struct pre-mappings.
+    fn merge_hypot_map(&mut self) {
+        for i in 0..self.hypot_list.len() {
+            let canon = self.hypot_list[i];
+            let targ = self.hypot_map[canon as usize];
+            let t_id = self.resolve(targ);
+            let c_id = self.resolve(canon);
+            let t_kind = self.types.kind(t_id);
+            let c_kind = self.types.kind(c_id);
+            if t_kind != kind::FWD && c_kind == kind::FWD {
+                self.map[c_id as usize] = t_id;
+            }
+            if self.hypot_adjust_canon {
+                continue;
+            }
+            if t_kind == kind::FWD && c_kind != kind::FWD {
+                self.map[t_id as usize] = c_id;
+            }
+            if matches!(t_kind, kind::STRUCT | kind::UNION)
+                && c_kind != kind::FWD
+                && self.is_mapped(c_id)
+                && !self.is_mapped(t_id)
+            {
+                self.map[t_id as usize] = c_id;
+            }
+        }
+    }
+}
+
+/// `btf_fwd_kind`: the kind a FWD declares.
+fn fwd_kind(t: &[u32]) -> u32 {
+    if t[1] >> 31 != 0 {
+        kind::UNION
+    } else {
+        kind::STRUCT
+    }
+}
+
+fn yes_if(b: bool) -> Step {
+    if b {
+        Step::Yes
+    } else {
+        Step::No
+    }
+}

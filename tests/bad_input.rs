@@ -1,0 +1,161 @@
+//! Bad input gets one clear error line and a non-zero exit: never a panic, never an output
+//! file (partial or not), never a modified input.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+fn assert_clean_failure(input: &Path, expect: &str) {
+    let dir = input.parent().unwrap();
+    let out_path = dir.join(format!(
+        "{}.out.btf",
+        input.file_name().unwrap().to_string_lossy()
+    ));
+    let before = std::fs::read(input).unwrap();
+    let out = encode(input, &out_path, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}: {stderr}", input.display());
+    assert!(!stderr.contains("panicked"), "panic on {}: {stderr}", input.display());
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one error line expected: {stderr}");
+    assert!(stderr.starts_with("dwarf2btf: "), "{stderr}");
+    assert!(stderr.contains(expect), "expected '{expect}' in: {stderr}");
+    assert!(!out_path.exists(), "an output file was left behind");
+    let leftovers: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains(".tmp."))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    assert_eq!(std::fs::read(input).unwrap(), before, "input was modified");
+}
+
+fn fixture_bytes(name: &str) -> Vec<u8> {
+    let fx = fixtures().iter().find(|f| f.name == name).unwrap();
+    std::fs::read(&fx.path).unwrap()
+}
+
+#[test]
+fn empty_file() {
+    let p = scratch("bad_empty").join("empty");
+    std::fs::write(&p, b"").unwrap();
+    assert_clean_failure(&p, "not a valid ELF file");
+}
+
+#[test]
+fn not_an_elf() {
+    let p = scratch("bad_text").join("text");
+    std::fs::write(&p, b"hello, this is not an ELF file\n").unwrap();
+    assert_clean_failure(&p, "not a valid ELF file");
+}
+
+#[test]
+fn truncated_elf() {
+    let bytes = fixture_bytes("gcc-O2-g");
+    let dir = scratch("bad_truncated");
+    for cut in [16, 64, bytes.len() / 2, bytes.len() - 100] {
+        let p = dir.join(format!("truncated-{cut}.o"));
+        std::fs::write(&p, &bytes[..cut]).unwrap();
+        assert_clean_failure(&p, &p.display().to_string());
+    }
+}
+
+/// Finds the file range of a section by name with readelf.
+fn section_range(path: &Path, name: &str) -> (usize, usize) {
+    let out = run_ok(Command::new(tool("readelf")).args(["-S", "-W"]).arg(path));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().any(|w| w == name))
+        .unwrap_or_else(|| panic!("no {name} in {}", path.display()));
+    let f: Vec<&str> = line.split(']').nth(1).unwrap().split_whitespace().collect();
+    let off = usize::from_str_radix(f[3], 16).unwrap();
+    let size = usize::from_str_radix(f[4], 16).unwrap();
+    (off, size)
+}
+
+#[test]
+fn garbage_in_debug_info() {
+    let fx = fixtures().iter().find(|f| f.name == "gcc-shared").unwrap();
+    let mut bytes = std::fs::read(&fx.path).unwrap();
+    let (off, size) = section_range(&fx.path, ".debug_info");
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for b in &mut bytes[off + 11..off + size] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+    let p = scratch("bad_garbage").join("garbage.so");
+    std::fs::write(&p, &bytes).unwrap();
+    assert_clean_failure(&p, "DWARF");
+}
+
+#[test]
+fn unsupported_dwarf_tag_is_named() {
+    let dir = scratch("bad_atomic");
+    let src = dir.join("atomic.c");
+    std::fs::write(&src, "_Atomic int counter;\nint get(void) { return counter; }\n").unwrap();
+    let obj = dir.join("atomic.o");
+    run_ok(Command::new(tool("gcc")).args(["-g", "-c"]).arg(&src).arg("-o").arg(&obj));
+    assert_clean_failure(&obj, "DW_TAG_atomic_type at DIE .debug_info+0x");
+}
+
+#[test]
+fn unknown_flag() {
+    let out = run(Command::new(bin()).arg("--no-such-flag").arg("x"));
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--no-such-flag"), "{stderr}");
+    assert!(!stderr.contains("panicked"));
+}
+
+#[test]
+fn unknown_feature_is_fatal_only_when_strict() {
+    let fx = &fixtures()[0];
+    let dir = scratch("features");
+    let out = encode(&fx.path, &dir.join("a.btf"), &["--btf_features=float,bogus"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = encode(&fx.path, &dir.join("b.btf"), &["--btf_features_strict=float,bogus"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("unknown BTF feature 'bogus'"), "{}", text(&out));
+}
+
+#[test]
+fn in_place_encoding_is_refused_clearly() {
+    let fx = &fixtures()[0];
+    let out = run(Command::new(bin()).arg("-J").arg(&fx.path));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("--btf_encode_detached"), "{}", text(&out));
+}
+
+/// A valid ELF without DWARF is not an error (kernel builds rely on it): exit 0, one notice
+/// line, nothing written.
+#[test]
+fn elf_without_dwarf_writes_nothing() {
+    let dir = scratch("nodwarf");
+    let obj = dir.join("nodwarf.o");
+    run_ok(Command::new(tool("gcc"))
+        .args(["-O2", "-c"])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/nodwarf.c"))
+        .arg("-o")
+        .arg(&obj));
+    let out_path = dir.join("out.btf");
+    let out = encode(&obj, &out_path, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no DWARF"), "{stderr}");
+    assert!(!out_path.exists());
+}
+
+#[test]
+fn missing_input_file() {
+    let dir = scratch("missing");
+    let p = dir.join("does-not-exist");
+    let out = encode(&p, &dir.join("out.btf"), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("No such file"), "{}", text(&out));
+}

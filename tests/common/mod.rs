@@ -1,0 +1,138 @@
+//! Shared helpers for the integration tests: the binary under test, the oracle tools, the C
+//! fixtures compiled at test time, and the reference kernel.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The `dwarf2btf` binary built for this test run.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_dwarf2btf"))
+}
+
+/// Path of an external tool; a missing oracle is a failure, never a skip.
+pub fn tool(name: &str) -> PathBuf {
+    for dir in std::env::var("PATH").unwrap_or_default().split(':') {
+        for cand in [Path::new(dir).join(name), Path::new("/usr/sbin").join(name)] {
+            if cand.is_file() {
+                return cand;
+            }
+        }
+    }
+    panic!("`{name}` is not installed: run scripts/install-test-deps.sh");
+}
+
+/// Runs a command and returns its output (stdout/stderr captured).
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
+}
+
+/// Runs a command that must succeed.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A scratch directory for this test binary.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The kernel's pahole flags (scripts/Makefile.btf for pahole >= 1.26).
+pub const KERNEL_FEATURES: &str = "--btf_features=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs";
+
+/// Encodes `input` into `output` with dwarf2btf and extra flags.
+pub fn encode(input: &Path, output: &Path, flags: &[&str]) -> Output {
+    let _ = std::fs::remove_file(output);
+    run(Command::new(bin())
+        .arg("-J")
+        .arg(format!("--btf_encode_detached={}", output.display()))
+        .args(flags)
+        .arg(input))
+}
+
+/// One compiled fixture.
+#[derive(Clone, Debug)]
+pub struct Fixture {
+    pub name: &'static str,
+    pub path: PathBuf,
+}
+
+const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
+/// The C fixtures, compiled once per test binary with gcc and clang in several flavours.
+pub fn fixtures() -> &'static [Fixture] {
+    static FIXTURES: OnceLock<Vec<Fixture>> = OnceLock::new();
+    FIXTURES.get_or_init(|| {
+        let dir = scratch("fixtures");
+        let types = format!("{SRC}/types.c");
+        let tags = format!("{SRC}/tags.c");
+        let builds: [(&str, &str, &[&str], &str); 7] = [
+            ("gcc-O2-g", "gcc", &["-O2", "-g", "-c"], &types),
+            ("gcc-O2-gdwarf-4", "gcc", &["-O2", "-gdwarf-4", "-c"], &types),
+            ("gcc-O0-gz", "gcc", &["-O0", "-g", "-gz=zlib", "-c"], &types),
+            ("gcc-shared", "gcc", &["-O2", "-g", "-shared", "-fPIC"], &types),
+            ("clang-O2-g", "clang", &["-O2", "-g", "-c"], &types),
+            ("clang-gdwarf-4", "clang", &["-O2", "-gdwarf-4", "-c"], &types),
+            ("clang-tags", "clang", &["-O2", "-g", "-c"], &tags),
+        ];
+        builds
+            .iter()
+            .map(|(name, cc, flags, src)| {
+                let ext = if flags.contains(&"-shared") { "so" } else { "o" };
+                let out = dir.join(format!("{name}.{ext}"));
+                run_ok(Command::new(tool(cc)).args(*flags).arg(src).arg("-o").arg(&out));
+                Fixture { name, path: out }
+            })
+            .collect()
+    })
+}
+
+/// The reference vmlinux (scripts/fetch-kernel.sh), or `None` when it is not there and the
+/// run does not require it (DWARF2BTF_REQUIRE_KERNEL=1 turns absence into a failure).
+pub fn vmlinux() -> Option<PathBuf> {
+    let path = std::env::var_os("DWARF2BTF_VMLINUX")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let home = std::env::var_os("HOME").unwrap_or_default();
+            Path::new(&home).join(".cache/dwarf2btf/vmlinux-6.1.0-57-cloud-amd64")
+        });
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("DWARF2BTF_REQUIRE_KERNEL").as_deref() != Ok("1"),
+        "reference kernel missing at {}: run scripts/fetch-kernel.sh",
+        path.display()
+    );
+    eprintln!("SKIP: reference kernel not found (run scripts/fetch-kernel.sh)");
+    None
+}
+
+/// pahole HEAD's output for the reference kernel (../shared/oracles).
+pub fn oracle_btf() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/oracles/vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf");
+    assert!(p.is_file(), "oracle missing: {}", p.display());
+    p
+}
+
+/// stdout and stderr of an output, for assertion messages.
+pub fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
