@@ -16,9 +16,13 @@ use dwarf2btf::{pipeline, Error, Result};
     name = "dwarf2btf",
     version,
     about = "Encode the DWARF of a Linux kernel image or module as BTF (a faster pahole -J)",
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    disable_version_flag = true
 )]
 struct Cli {
+    /// Print the version (pahole spells -V as --verbose, so only the long form exists).
+    #[arg(long = "version", action = clap::ArgAction::Version)]
+    version: Option<bool>,
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
@@ -75,9 +79,13 @@ enum Command {
         /// Compare as sets (ignore how often an item occurs).
         #[arg(long)]
         set: bool,
-        /// Only these categories (comma-separated: types,funcs,vars,datasecs,decl_tags).
+        /// Only these categories (comma-separated: types,funcs,vars,datasecs).
         #[arg(long, value_name = "LIST")]
         only: Option<String>,
+        /// Treat forward declarations as the types they declare (to compare BTF before
+        /// deduplication with BTF after it).
+        #[arg(long = "fold-fwd")]
+        fold_fwd: bool,
     },
     /// Print per-kind counts and a readable listing.
     Dump {
@@ -113,7 +121,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             base,
             set,
             only,
-        }) => run_diff(&a, &b, base, set, only.as_deref()),
+            fold_fwd,
+        }) => run_diff(&a, &b, base, set, fold_fwd, only.as_deref()),
         Some(Command::Dump { file, base }) => {
             let btf = read::read_file(&file, load_base(base)?)?;
             let mut out = std::io::stdout().lock();
@@ -153,6 +162,7 @@ fn run_diff(
     b: &PathBuf,
     base: Option<PathBuf>,
     set: bool,
+    fold_fwd: bool,
     only: Option<&str>,
 ) -> Result<ExitCode> {
     let base = load_base(base)?;
@@ -161,16 +171,7 @@ fn run_diff(
     let categories = match only {
         Some(list) => list
             .split(',')
-            .map(|c| match c.trim() {
-                "types" => Ok(canon::Category::Type),
-                "funcs" => Ok(canon::Category::Func),
-                "vars" => Ok(canon::Category::Var),
-                "datasecs" => Ok(canon::Category::Datasec),
-                "decl_tags" => Ok(canon::Category::DeclTag),
-                other => Err(Error::Usage(format!(
-                    "unknown category '{other}' (types, funcs, vars, datasecs, decl_tags)"
-                ))),
-            })
+            .map(|c| c.trim().parse::<canon::Category>().map_err(Error::Usage))
             .collect::<Result<Vec<_>>>()?,
         None => canon::Category::ALL.to_vec(),
     };
@@ -181,6 +182,7 @@ fn run_diff(
             set,
             categories,
             max_shown: 20,
+            fold_fwd,
         },
     );
     print!("{report}");

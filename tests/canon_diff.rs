@@ -17,6 +17,7 @@ fn opts(set: bool, categories: &[Category]) -> DiffOptions {
         set,
         categories: categories.to_vec(),
         max_shown: 50,
+        fold_fwd: false,
     }
 }
 
@@ -28,11 +29,11 @@ fn all(set: bool) -> DiffOptions {
 fn build_a() -> Btf {
     let mut b = Btf::new();
     let int = b.add_int(b"int", 4, kinds::INT_SIGNED).unwrap(); // 1
-    let foo = b.add_composite(Kind::Struct, Some(b"foo"), 16).unwrap(); // 2
+    let foo_id = b.add_composite(Kind::Struct, Some(b"foo"), 16).unwrap(); // 2
     b.add_field(Some(b"a"), int, 0, 0).unwrap();
     b.add_field(Some(b"b"), int, 32, 4).unwrap();
     b.add_field(Some(b"next"), 3, 64, 0).unwrap();
-    let ptr = b.add_ref(Kind::Ptr, None, foo).unwrap(); // 3
+    let ptr = b.add_ref(Kind::Ptr, None, foo_id).unwrap(); // 3
     assert_eq!(ptr, 3);
     b.add_enum(Kind::Enum, Some(b"e"), 4, false).unwrap(); // 4
     b.add_enum_value(b"X", 1).unwrap();
@@ -46,7 +47,7 @@ fn build_a() -> Btf {
     b.add_datasec_var(v, 0, 4).unwrap();
     b.add_decl_tag(b"tag", f, -1).unwrap(); // 9
     b.add_fwd(b"bar", false).unwrap(); // 10
-    b.add_ref(Kind::Typedef, Some(b"foo_t"), foo).unwrap(); // 11
+    b.add_ref(Kind::Typedef, Some(b"foo_t"), foo_id).unwrap(); // 11
     b.add_composite(Kind::Union, Some(b"u"), 4).unwrap(); // 12
     b.add_field(None, 13, 0, 0).unwrap();
     b.add_composite(Kind::Struct, None, 4).unwrap(); // 13
@@ -76,7 +77,7 @@ fn build_b(tweak: Tweak) -> Btf {
     b.add_ref(Kind::Ptr, None, 6).unwrap(); // 3
     let int = b.add_int(b"int", 4, kinds::INT_SIGNED).unwrap(); // 4
     b.add_ref(Kind::Ptr, None, 6).unwrap(); // 5: duplicate of 3
-    let foo = b.add_composite(Kind::Struct, Some(b"foo"), 16).unwrap(); // 6
+    let foo_id = b.add_composite(Kind::Struct, Some(b"foo"), 16).unwrap(); // 6
     let a_type = if tweak == Tweak::MemberType { 3 } else { int };
     b.add_field(Some(b"a"), a_type, 0, 0).unwrap();
     let b_off = if tweak == Tweak::MemberOffset { 40 } else { 32 };
@@ -96,7 +97,7 @@ fn build_b(tweak: Tweak) -> Btf {
     b.add_enum_value(b"X", 1).unwrap();
     let y = if tweak == Tweak::EnumValue { -2 } else { -1 };
     b.add_enum_value(b"Y", y).unwrap();
-    b.add_ref(Kind::Typedef, Some(b"foo_t"), foo).unwrap(); // 11
+    b.add_ref(Kind::Typedef, Some(b"foo_t"), foo_id).unwrap(); // 11
     let v = b.add_var(b"v", kinds::VAR_GLOBAL_ALLOCATED, int).unwrap(); // 12
     b.add_datasec(b".data", 4).unwrap(); // 13
     b.add_datasec_var(v, 0, 4).unwrap();
@@ -136,7 +137,7 @@ fn canonical_forms_of_every_kind() {
             Category::Datasec,
             "datasec .data size=4 { var v @0 size=4 }",
         ),
-        (Category::DeclTag, "decl_tag \"tag\" -> func f component -1"),
+        (Category::Func, "decl_tag \"tag\" -> func f component -1"),
         (Category::Type, "FWD struct bar"),
         (Category::Type, "typedef foo_t = struct foo"),
         (
@@ -184,7 +185,7 @@ fn reordered_with_duplicated_anonymous_types_is_equal() {
     assert_eq!(r.item_counts[0], r.item_counts[1]);
     let text = r.to_string();
     assert!(text.contains("PTR"), "{text}");
-    assert!(text.contains("compared types, funcs, vars, datasecs, decl_tags as multisets"));
+    assert!(text.contains("compared types, funcs, vars, datasecs as multisets"));
 }
 
 #[test]

@@ -11,7 +11,8 @@
 //!   FUNC ([`Category::Func`]), VAR ([`Category::Var`]) and DATASEC ([`Category::Datasec`]);
 //! * every **anonymous ENUM/ENUM64** ([`Category::Type`]): C's `enum { A = 1 };` declares
 //!   constants other tools look up by name, so they count even when nothing refers to them;
-//! * every **DECL_TAG** ([`Category::DeclTag`]), rendered attached to its target.
+//! * every **DECL_TAG**, rendered attached to its target and in the category of what it
+//!   decorates (a tag on a FUNC is a [`Category::Func`] item, on a struct a [`Category::Type`]).
 //!
 //! Only the BTF's own types are items (for split BTF, base types are referred to but not listed).
 //! Other anonymous types (PTR, CONST, VOLATILE, RESTRICT, ARRAY, FUNC_PROTO, TYPE_TAG, anonymous
@@ -89,18 +90,15 @@ pub enum Category {
     Var,
     /// DATASEC.
     Datasec,
-    /// DECL_TAG.
-    DeclTag,
 }
 
 impl Category {
     /// Every category, in display order.
-    pub const ALL: [Category; 5] = [
+    pub const ALL: [Category; 4] = [
         Category::Type,
         Category::Func,
         Category::Var,
         Category::Datasec,
-        Category::DeclTag,
     ];
 
     /// The category of a top-level item of kind `kind`.
@@ -109,19 +107,17 @@ impl Category {
             Kind::Func => Category::Func,
             Kind::Var => Category::Var,
             Kind::Datasec => Category::Datasec,
-            Kind::DeclTag => Category::DeclTag,
             _ => Category::Type,
         }
     }
 
-    /// The plural name used in reports: `types`, `funcs`, `vars`, `datasecs`, `decl_tags`.
+    /// The plural name used in reports: `types`, `funcs`, `vars`, `datasecs`.
     pub fn name(self) -> &'static str {
         match self {
             Category::Type => "types",
             Category::Func => "funcs",
             Category::Var => "vars",
             Category::Datasec => "datasecs",
-            Category::DeclTag => "decl_tags",
         }
     }
 
@@ -139,7 +135,7 @@ impl fmt::Display for Category {
 impl std::str::FromStr for Category {
     type Err = String;
 
-    /// Accepts singular or plural names, `-` or `_`: `type`, `funcs`, `decl-tag`, ...
+    /// Accepts singular or plural names: `type`, `funcs`, ...
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let norm = s.trim().to_ascii_lowercase().replace('-', "_");
         let norm = norm.strip_suffix('s').unwrap_or(&norm);
@@ -148,9 +144,8 @@ impl std::str::FromStr for Category {
             "func" => Ok(Category::Func),
             "var" => Ok(Category::Var),
             "datasec" => Ok(Category::Datasec),
-            "decl_tag" | "decltag" => Ok(Category::DeclTag),
             _ => Err(format!(
-                "unknown category '{s}' (expected types, funcs, vars, datasecs or decl_tags)"
+                "unknown category '{s}' (expected types, funcs, vars or datasecs)"
             )),
         }
     }
@@ -296,6 +291,10 @@ pub struct Canon<'a> {
     stack: Vec<(u32, bool)>,
     /// Bytes rendered so far into `cache`, and into items.
     inline_bytes: usize,
+    /// Treat a forward declaration as the type it declares: references to `FWD struct X`
+    /// render as `struct X`, and FWD types and empty (declared-only) enums are not items (C-declaration-level comparison,
+    /// which is what deduplication's forward resolution preserves).
+    fold_fwd: bool,
     item_bytes: usize,
 }
 
@@ -309,6 +308,7 @@ impl<'a> Canon<'a> {
             busy: vec![false; n],
             stack: Vec::new(),
             inline_bytes: 0,
+            fold_fwd: false,
             item_bytes: 0,
         }
     }
@@ -342,8 +342,18 @@ impl<'a> Canon<'a> {
     /// The category of `t` if it is a top-level item (see the module documentation).
     pub fn top_level(&self, t: &Type<'a>) -> Option<Category> {
         let kind = checked_kind(t)?;
+        let enum_decl = matches!(kind, Kind::Enum | Kind::Enum64) && t.vlen() == 0;
+        if self.fold_fwd && (kind == Kind::Fwd || enum_decl) {
+            return None;
+        }
         if kind == Kind::DeclTag {
-            return Some(Category::DeclTag);
+            // A decl tag belongs with what it decorates.
+            let target = self.btf.type_by_id(t.size_or_type()).and_then(|t| checked_kind(&t));
+            return Some(match target {
+                Some(Kind::Func) => Category::Func,
+                Some(Kind::Var) => Category::Var,
+                _ => Category::Type,
+            });
         }
         if always_inline(kind) {
             return None;
@@ -505,6 +515,8 @@ impl<'a> Canon<'a> {
             Some(Kind::Union) => "union",
             Some(Kind::Enum) => "enum",
             Some(Kind::Enum64) => "enum64",
+            Some(Kind::Fwd) if t.kflag() && self.fold_fwd => "union",
+            Some(Kind::Fwd) if self.fold_fwd => "struct",
             Some(Kind::Fwd) if t.kflag() => "FWD union",
             Some(Kind::Fwd) => "FWD struct",
             Some(Kind::Typedef) => "typedef",
@@ -785,7 +797,11 @@ pub fn canonical_items(btf: &Btf) -> Vec<(Category, String)> {
 
 /// The canonical items of `btf`'s own types whose category is in `categories`, in id order.
 pub fn canonical_items_of(btf: &Btf, categories: &[Category]) -> Vec<(Category, String)> {
-    let mut canon = Canon::new(btf);
+    items_with(Canon::new(btf), categories)
+}
+
+fn items_with(mut canon: Canon<'_>, categories: &[Category]) -> Vec<(Category, String)> {
+    let btf = canon.btf;
     let mut items = Vec::new();
     for id in btf.start_id()..btf.type_cnt() {
         let Some(t) = btf.type_by_id(id) else {
@@ -803,9 +819,9 @@ pub fn canonical_items_of(btf: &Btf, categories: &[Category]) -> Vec<(Category, 
 }
 
 /// Number of top-level items per category (indexed by `Category as usize`), without rendering.
-pub fn item_counts(btf: &Btf) -> [usize; 5] {
+pub fn item_counts(btf: &Btf) -> [usize; Category::ALL.len()] {
     let canon = Canon::new(btf);
-    let mut counts = [0; 5];
+    let mut counts = [0; Category::ALL.len()];
     for t in btf.own_types() {
         if let Some(c) = canon.top_level(&t) {
             counts[c.index()] += 1;
@@ -823,6 +839,9 @@ pub struct DiffOptions {
     pub categories: Vec<Category>,
     /// How many differences the report keeps (in sorted order).
     pub max_shown: usize,
+    /// Compare at the C-declaration level: a forward declaration is the type it declares
+    /// (see [`Canon`]); needed to compare BTF before deduplication with BTF after it.
+    pub fold_fwd: bool,
 }
 
 impl Default for DiffOptions {
@@ -832,6 +851,7 @@ impl Default for DiffOptions {
             set: false,
             categories: Category::ALL.to_vec(),
             max_shown: 20,
+            fold_fwd: false,
         }
     }
 }
@@ -864,11 +884,11 @@ pub struct DiffReport {
     pub kind_counts: [[usize; 20]; 2],
     /// Top-level items per category of each input, indexed by `Category as usize` (every
     /// category is counted, compared or not).
-    pub item_counts: [[usize; 5]; 2],
+    pub item_counts: [[usize; Category::ALL.len()]; 2],
     /// Number of distinct items whose counts differ.
     pub distinct_differences: usize,
     /// The same, per category (indexed by `Category as usize`).
-    pub differing_per_category: [usize; 5],
+    pub differing_per_category: [usize; Category::ALL.len()],
     /// Occurrences in the first input not matched in the second (sum of `count_a - count_b`).
     pub only_in_a: usize,
     /// Occurrences in the second input not matched in the first.
@@ -886,10 +906,15 @@ pub fn diff(a: &Btf, b: &Btf, opts: &DiffOptions) -> DiffReport {
         b: usize,
     }
     let mut map: FxHashMap<String, Counts> = FxHashMap::default();
-    for (cat, item) in canonical_items_of(a, &opts.categories) {
+    let canon = |btf| {
+        let mut c = Canon::new(btf);
+        c.fold_fwd = opts.fold_fwd;
+        c
+    };
+    for (cat, item) in items_with(canon(a), &opts.categories) {
         map.entry(item).or_insert(Counts { cat, a: 0, b: 0 }).a += 1;
     }
-    for (cat, item) in canonical_items_of(b, &opts.categories) {
+    for (cat, item) in items_with(canon(b), &opts.categories) {
         if let Some(c) = map.get_mut(item.as_str()) {
             c.b += 1;
         } else {
@@ -917,7 +942,7 @@ pub fn diff(a: &Btf, b: &Btf, opts: &DiffOptions) -> DiffReport {
         });
     }
     let distinct = diffs.len();
-    let mut per_cat = [0; 5];
+    let mut per_cat = [0; Category::ALL.len()];
     for d in &diffs {
         per_cat[d.category.index()] += 1;
     }
@@ -1154,7 +1179,6 @@ mod tests {
     #[test]
     fn category_parses() {
         assert_eq!("funcs".parse::<Category>().unwrap(), Category::Func);
-        assert_eq!("decl-tag".parse::<Category>().unwrap(), Category::DeclTag);
         assert_eq!("Types".parse::<Category>().unwrap(), Category::Type);
         assert!("struct".parse::<Category>().is_err());
     }

@@ -8,8 +8,8 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use gimli::{
-    AttributeValue, DebugStrOffsetsBase, DwLang, EndianSlice, RunTimeEndian, UnitHeader,
-    UnitOffset,
+    AttributeValue, DebugAddrBase, DebugLocListsBase, DebugStrOffsetsBase, DwLang, EndianSlice,
+    RunTimeEndian, UnitHeader, UnitOffset,
 };
 
 use crate::btf::Endian;
@@ -86,12 +86,17 @@ pub struct Cu<'a> {
     pub header: UnitHeader<R<'a>>,
     pub abbrevs: Arc<gimli::Abbreviations>,
     pub str_offsets_base: DebugStrOffsetsBase<usize>,
+    /// `DW_AT_addr_base` (or `DW_AT_GNU_addr_base`): where this CU's `.debug_addr` entries
+    /// start, for `DW_OP_addrx`/`DW_FORM_addrx` (0 when absent).
+    pub addr_base: DebugAddrBase<usize>,
     pub language: Option<DwLang>,
     pub producer_clang: bool,
     /// Offset of the unit header in `.debug_info`.
     pub offset: usize,
     /// Byte order of the target (bitfield offsets depend on it).
     pub little_endian: bool,
+    /// `DW_AT_loclists_base` (for `DW_FORM_loclistx` parameter locations).
+    pub loclists_base: DebugLocListsBase<usize>,
 }
 
 /// Lists the CU headers in DWARF order.
@@ -129,8 +134,13 @@ impl<'a> Cu<'a> {
                 header.encoding(),
                 gimli::DwarfFileType::Main,
             ),
+            loclists_base: DebugLocListsBase::default_for_encoding_and_file(
+                header.encoding(),
+                gimli::DwarfFileType::Main,
+            ),
             header,
             abbrevs,
+            addr_base: DebugAddrBase(0),
             language: None,
             producer_clang: false,
             offset,
@@ -145,6 +155,13 @@ impl<'a> Cu<'a> {
                 (gimli::DW_AT_str_offsets_base, AttributeValue::DebugStrOffsetsBase(b)) => {
                     cu.str_offsets_base = b
                 }
+                (gimli::DW_AT_loclists_base, AttributeValue::DebugLocListsBase(b)) => {
+                    cu.loclists_base = b
+                }
+                (
+                    gimli::DW_AT_addr_base | gimli::DW_AT_GNU_addr_base,
+                    AttributeValue::DebugAddrBase(b),
+                ) => cu.addr_base = b,
                 (gimli::DW_AT_producer, v) => {
                     if let Ok(p) = cu.string(dwarf, v) {
                         cu.producer_clang = p.windows(5).any(|w| w == b"clang");

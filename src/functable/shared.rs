@@ -1,1 +1,483 @@
-//! (in progress)
+//! The lock-free shared function table ([`SharedTable`]), and the helpers all three designs share.
+//!
+//! One `AtomicPtr` head per ELF-function entry; each heads a singly linked list of per-owner
+//! nodes. A worker finds its own node in an entry's list or pushes a new one with
+//! compare-and-swap, then appends to that node's state, which nobody else touches until
+//! [`FuncTable::finish`]. Nodes are never removed before the table is finished or dropped, so
+//! there is no ABA and no reclamation problem: a pointer read from a list stays valid for as
+//! long as the table is borrowed.
+//!
+//! Atomics and cells come from [`crate::sync`] only, so `loom-tests/` model-checks this very
+//! code. Under `--cfg loom`, and only there, [`BROKEN_PUSH`] turns the push into a racy
+//! load + store, so a model can show that loom catches the lost update.
+
+use std::marker::PhantomData;
+use std::ptr;
+use std::sync::atomic::AtomicBool;
+
+use super::{FuncSaver, FuncTable, Owner};
+use crate::sync::{AtomicPtr, Ordering, Track, UnsafeCell};
+
+/// Test-only switch (loom builds only): when set, a push is `load` + `store` instead of a
+/// compare-and-swap, which loses nodes under contention. Never set it outside a loom model
+/// that expects the failure (it is process-global: keep such models in their own test binary).
+#[cfg(loom)]
+pub static BROKEN_PUSH: AtomicBool = AtomicBool::new(false);
+
+/// The shared table: one lock-free list of per-owner nodes per entry.
+pub struct SharedTable<T> {
+    /// `heads[entry]`: the most recently pushed node of the entry, or null.
+    heads: Box<[AtomicPtr<Node<T>>]>,
+    claims: OwnerClaims,
+}
+
+/// One owner's state for one entry.
+struct Node<T> {
+    /// Written only before the node is published (in `find_or_insert` and `push`), read-only
+    /// afterwards. In a cell so that loom checks every read against that publication.
+    link: UnsafeCell<Link<T>>,
+    /// Pushed to only by the owner's saver, taken only by `drain_entry` (which holds the table
+    /// exclusively).
+    state: UnsafeCell<Vec<T>>,
+    /// Under loom, reports a node that was never freed; nothing outside loom.
+    _leak_check: Track<()>,
+}
+
+/// The immutable part of a published node.
+struct Link<T> {
+    owner: Owner,
+    next: *mut Node<T>,
+}
+
+// Manual impls: a derive would demand `T: Copy`, but a `Link` only holds a pointer to `T`s.
+impl<T> Clone for Link<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Link<T> {}
+
+impl<T> Node<T> {
+    /// The node's owner and successor.
+    fn link(&self) -> Link<T> {
+        // SAFETY: `link` is written only while the node is unpublished, by the one thread that
+        // allocated it (`find_or_insert`, `push`); `self` is reachable here only through a
+        // published pointer read with Acquire (a head load or the `next` of a node so read),
+        // which orders those writes before this read, and no write happens after publication.
+        self.link.with(|link| unsafe { *link })
+    }
+}
+
+// SAFETY: the table owns every node (each allocated by `Box::into_raw`, freed once by
+// `drain_entry`) and, through the nodes, their `Vec<T>` states; sending the table sends those
+// `T`s, hence `T: Send`. Raw pointers are what make the auto impl absent, not a thread affinity.
+unsafe impl<T: Send> Send for SharedTable<T> {}
+
+// SAFETY: what `&SharedTable` lets threads do concurrently:
+// - heads: atomics only;
+// - node links: written before publication (Release CAS), read after an Acquire load that saw
+//   the node (directly or through `next` links, each published the same way), never written
+//   after publication — no data race (see `Node::link`, `push`);
+// - node states: written only by the one saver of the node's owner (`OwnerClaims` makes that
+//   saver unique, and only the owner inserts or finds its own node), read only by `finish` /
+//   `drop`, which own the table. So each `Vec<T>` is used by one thread at a time and moved
+//   between threads, never shared: `T: Send` suffices, `T: Sync` is not needed.
+unsafe impl<T: Send> Sync for SharedTable<T> {}
+
+/// The per-owner handle of a [`SharedTable`].
+pub struct SharedSaver<'t, T> {
+    table: &'t SharedTable<T>,
+    owner: Owner,
+}
+
+impl<T> SharedTable<T> {
+    /// The owners of `entry`'s nodes, most recently pushed first.
+    ///
+    /// Safe to call at any time, also while other threads save: it reads only the immutable
+    /// `owner`/`next` of published nodes, never a state, and sees the list as it was at the
+    /// Acquire load of the head — a suffix of every later list (pushes only prepend).
+    pub fn walk_owners(&self, entry: u32) -> impl Iterator<Item = Owner> + '_ {
+        self.nodes(self.heads[entry as usize].load(Ordering::Acquire))
+            .map(|(owner, _)| owner)
+    }
+
+    /// The nodes of the list starting at `first`, a pointer read with Acquire from a head.
+    fn nodes(&self, first: *mut Node<T>) -> Nodes<'_, T> {
+        Nodes {
+            next: first,
+            _table: PhantomData,
+        }
+    }
+
+    /// `owner`'s node for `entry`, pushed if absent.
+    fn find_or_insert(&self, entry: u32, owner: Owner) -> &Node<T> {
+        check_entry(entry, self.heads.len());
+        let head = &self.heads[entry as usize];
+        let first = head.load(Ordering::Acquire);
+        if let Some((_, node)) = self.nodes(first).find(|&(o, _)| o == owner) {
+            return node;
+        }
+        let node = Box::into_raw(Box::new(Node {
+            link: UnsafeCell::new(Link { owner, next: first }),
+            state: UnsafeCell::new(Vec::new()),
+            _leak_check: Track::new(()),
+        }));
+        // Only `owner` pushes `owner`'s nodes and its saver is unique, so no node of `owner` can
+        // have appeared since the walk: a failed CAS needs a re-link, never a re-check.
+        Self::push(head, node, first);
+        // SAFETY: `node` is now published; nodes are freed only by `drain_entry`, which needs
+        // `&mut self`, so it lives as long as this `&self` borrow.
+        unsafe { &*node }
+    }
+
+    /// Publishes the unpublished `node` at the front of `head`'s list; `expected` is the head
+    /// value last read (with Acquire) and already stored in `node`'s `next`.
+    fn push(head: &AtomicPtr<Node<T>>, node: *mut Node<T>, mut expected: *mut Node<T>) {
+        #[cfg(loom)]
+        if BROKEN_PUSH.load(std::sync::atomic::Ordering::Relaxed) {
+            // Deliberately wrong: another push between the caller's load and this store is lost.
+            head.store(node, Ordering::Release);
+            return;
+        }
+        // Release on success publishes `node`'s link (and the nodes it reaches, which this
+        // thread acquired); Acquire on failure lets the re-link point at the new head's node.
+        while let Err(current) =
+            head.compare_exchange_weak(expected, node, Ordering::Release, Ordering::Acquire)
+        {
+            expected = current;
+            // SAFETY: the CAS failed, so `node` is still unpublished: this thread, which
+            // allocated it, is the only one that can reach it.
+            unsafe { (*node).link.with_mut(|link| (*link).next = expected) };
+        }
+    }
+
+    /// Unlinks `entry`'s list, frees its nodes, and hands each node's owner and state to `f`.
+    fn drain_entry(&mut self, entry: usize, mut f: impl FnMut(Owner, Vec<T>)) {
+        // `&mut self`: every saver and walker is gone, and whatever ended them (a join, a scope
+        // end, an `Arc` unwrap) ordered their writes before this point.
+        let mut next = self.heads[entry].swap(ptr::null_mut(), Ordering::Acquire);
+        while !next.is_null() {
+            // SAFETY: `next` came from `Box::into_raw` in `find_or_insert` and was published in
+            // exactly this list; the list was just unlinked from its head and the table is held
+            // exclusively, so nothing else can reach the node and it is freed exactly once.
+            let node = unsafe { Box::from_raw(next) };
+            let Node { link, state, .. } = *node;
+            let link = link.into_inner();
+            next = link.next;
+            f(link.owner, state.into_inner());
+        }
+    }
+}
+
+/// Iterator over the `(owner, node)` pairs of one list.
+struct Nodes<'t, T> {
+    next: *mut Node<T>,
+    _table: PhantomData<&'t SharedTable<T>>,
+}
+
+impl<'t, T> Iterator for Nodes<'t, T> {
+    type Item = (Owner, &'t Node<T>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        // SAFETY: `self.next` is null or a published node pointer, read from a head with
+        // Acquire or from the `next` of a node so reached (see `Node::link`); nodes are freed
+        // only by `drain_entry`, which needs `&mut SharedTable`, impossible while `'t` lasts.
+        let node = unsafe { self.next.as_ref()? };
+        let link = node.link();
+        self.next = link.next;
+        Some((link.owner, node))
+    }
+}
+
+impl<T: Send> FuncTable<T> for SharedTable<T> {
+    type Saver<'t>
+        = SharedSaver<'t, T>
+    where
+        T: 't;
+
+    fn new(entries: usize, owners: usize) -> Self {
+        SharedTable {
+            heads: (0..entries)
+                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect(),
+            claims: OwnerClaims::new(owners),
+        }
+    }
+
+    fn saver(&self, owner: Owner) -> SharedSaver<'_, T> {
+        self.claims.claim(owner);
+        SharedSaver { table: self, owner }
+    }
+
+    fn finish(mut self) -> Vec<Vec<T>> {
+        let mut states = Vec::new();
+        (0..self.heads.len())
+            .map(|entry| {
+                self.drain_entry(entry, |owner, state| states.push((owner, state)));
+                concat_by_owner(&mut states)
+            })
+            .collect()
+    }
+}
+
+impl<T> Drop for SharedTable<T> {
+    fn drop(&mut self) {
+        // After `finish` every head is already null and this frees nothing.
+        for entry in 0..self.heads.len() {
+            self.drain_entry(entry, |_, _| {});
+        }
+    }
+}
+
+impl<T: Send> FuncSaver<T> for SharedSaver<'_, T> {
+    fn save(&mut self, entry: u32, instance: T) {
+        let node = self.table.find_or_insert(entry, self.owner);
+        // SAFETY: `node` belongs to `self.owner`, whose only saver is `self` (`OwnerClaims`), and
+        // `&mut self` excludes a re-entrant save; walkers never read states, and `finish`/`drop`
+        // cannot run while `self` borrows the table. So this is the only access to the state.
+        node.state
+            .with_mut(|state| unsafe { (*state).push(instance) });
+    }
+}
+
+// ---- Helpers for all three designs (the `FuncTable` contract's shared parts) ----
+
+/// Enforces "one saver per owner": the shared table's soundness depends on it, and the other
+/// designs' results would silently depend on it.
+pub(super) struct OwnerClaims(Box<[AtomicBool]>);
+
+impl OwnerClaims {
+    pub(super) fn new(owners: usize) -> Self {
+        OwnerClaims((0..owners).map(|_| AtomicBool::new(false)).collect())
+    }
+
+    /// Claims `owner`; panics if it is out of range or already claimed. A plain std atomic even
+    /// under loom: the swap is a read-modify-write, so exactly one caller wins whatever the
+    /// ordering, and nothing else is synchronized through it.
+    pub(super) fn claim(&self, owner: Owner) {
+        let flag = self.0.get(owner as usize).unwrap_or_else(|| {
+            panic!(
+                "function table: owner {owner} out of range ({} owners)",
+                self.0.len()
+            )
+        });
+        assert!(
+            !flag.swap(true, std::sync::atomic::Ordering::Relaxed),
+            "function table: owner {owner} already has a saver"
+        );
+    }
+}
+
+/// Panics unless `entry` is below `entries` (the same message in every design).
+pub(super) fn check_entry(entry: u32, entries: usize) {
+    assert!(
+        (entry as usize) < entries,
+        "function table: entry {entry} out of range ({entries} entries)"
+    );
+}
+
+/// One entry's instances from its per-owner states (distinct owners, any order): owners
+/// ascending, each owner's instances in save order. Empties `states` for reuse.
+pub(super) fn concat_by_owner<T>(states: &mut Vec<(Owner, Vec<T>)>) -> Vec<T> {
+    if states.len() <= 1 {
+        return states.pop().map(|(_, state)| state).unwrap_or_default();
+    }
+    states.sort_unstable_by_key(|&(owner, _)| owner);
+    let mut out = Vec::with_capacity(states.iter().map(|(_, state)| state.len()).sum());
+    for (_, state) in states.drain(..) {
+        out.extend(state);
+    }
+    out
+}
+
+/// The contract tests every design runs, and the cross-design property test.
+#[cfg(test)]
+pub(super) mod contract {
+    use std::sync::Arc;
+
+    use super::super::{dashmap::DashmapTable, save_merge::SaveMergeTable};
+    use super::*;
+
+    /// What a test saves: `(owner, sequence number)`, unique per save.
+    pub type Inst = (Owner, u32);
+
+    /// `plan[owner]` = the entries `owner` saves into, in order; each owner on its own thread.
+    pub fn run<F: FuncTable<Inst>>(entries: usize, plan: &[Vec<u32>]) -> Vec<Vec<Inst>> {
+        let table = F::new(entries, plan.len());
+        std::thread::scope(|s| {
+            for (owner, saves) in (0..).zip(plan) {
+                let mut saver = table.saver(owner);
+                s.spawn(move || {
+                    for (seq, &entry) in (0..).zip(saves) {
+                        saver.save(entry, (owner, seq));
+                    }
+                });
+            }
+        });
+        table.finish()
+    }
+
+    /// What every design must return for `plan`, computed sequentially.
+    pub fn expected(entries: usize, plan: &[Vec<u32>]) -> Vec<Vec<Inst>> {
+        let mut out = vec![Vec::new(); entries];
+        for (owner, saves) in (0..).zip(plan) {
+            for (seq, &entry) in (0..).zip(saves) {
+                out[entry as usize].push((owner, seq));
+            }
+        }
+        out
+    }
+
+    /// A reproducible random plan (xorshift; no dependency needed).
+    pub fn random_plan(seed: u64, owners: usize, saves: usize, entries: u32) -> Vec<Vec<u32>> {
+        let mut x = seed | 1;
+        (0..owners)
+            .map(|_| {
+                (0..saves)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        (x % u64::from(entries)) as u32
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The whole contract for one design.
+    pub fn check<F: FuncTable<Inst>>() {
+        // Sequential shape: owners out of order, repeated entries, an empty entry, an owner
+        // that saves nothing.
+        let plan = vec![vec![2, 0, 2], vec![], vec![2, 1, 2, 2], vec![0]];
+        assert_eq!(run::<F>(4, &plan), expected(4, &plan));
+        assert_eq!(
+            run::<F>(4, &plan),
+            vec![
+                vec![(0, 1), (3, 0)],
+                vec![(2, 1)],
+                vec![(0, 0), (0, 2), (2, 0), (2, 2), (2, 3)],
+                vec![],
+            ]
+        );
+        assert_eq!(run::<F>(0, &[]), Vec::<Vec<Inst>>::new());
+        // Concurrent, high and low overlap.
+        for seed in 1..=8 {
+            for entries in [3, 500] {
+                let plan = random_plan(seed, 4, 2000, entries);
+                assert_eq!(
+                    run::<F>(entries as usize, &plan),
+                    expected(entries as usize, &plan)
+                );
+            }
+        }
+    }
+
+    /// A table dropped without `finish` drops every saved instance exactly once.
+    pub fn drop_without_finish<F: FuncTable<Arc<()>>>() {
+        let token = Arc::new(());
+        {
+            let table = F::new(5, 3);
+            std::thread::scope(|s| {
+                for owner in 0..3 {
+                    let mut saver = table.saver(owner);
+                    let token = &token;
+                    s.spawn(move || {
+                        for entry in [4, 1, 4, owner] {
+                            saver.save(entry, Arc::clone(token));
+                        }
+                    });
+                }
+            });
+            assert_eq!(Arc::strong_count(&token), 13);
+        }
+        assert_eq!(Arc::strong_count(&token), 1);
+    }
+
+    /// A second saver for one owner panics.
+    pub fn second_saver_panics<F: FuncTable<Inst>>() {
+        let table = F::new(1, 2);
+        let _first = table.saver(1);
+        let _second = table.saver(1);
+    }
+
+    /// Saving into entry 3 of a 3-entry table panics.
+    pub fn entry_out_of_range_panics<F: FuncTable<Inst>>() {
+        let table = F::new(3, 1);
+        table.saver(0).save(3, (0, 0));
+    }
+
+    #[test]
+    fn designs_agree_under_threads() {
+        for seed in 100..120 {
+            let (owners, entries) = (2 + seed as usize % 4, [2, 17, 1000][seed as usize % 3]);
+            let plan = random_plan(seed, owners, 3000, entries);
+            let shared = run::<SharedTable<Inst>>(entries as usize, &plan);
+            let dashmap = run::<DashmapTable<Inst>>(entries as usize, &plan);
+            let save_merge = run::<SaveMergeTable<Inst>>(entries as usize, &plan);
+            assert_eq!(shared, dashmap, "seed {seed}");
+            assert_eq!(shared, save_merge, "seed {seed}");
+            assert_eq!(shared, expected(entries as usize, &plan), "seed {seed}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contract::{self, Inst};
+    use super::*;
+
+    #[test]
+    fn contract() {
+        contract::check::<SharedTable<Inst>>();
+    }
+
+    #[test]
+    fn drop_without_finish() {
+        contract::drop_without_finish::<SharedTable<std::sync::Arc<()>>>();
+    }
+
+    #[test]
+    #[should_panic(expected = "already has a saver")]
+    fn second_saver_panics() {
+        contract::second_saver_panics::<SharedTable<Inst>>();
+    }
+
+    #[test]
+    #[should_panic(expected = "entry 3 out of range")]
+    fn entry_out_of_range_panics() {
+        contract::entry_out_of_range_panics::<SharedTable<Inst>>();
+    }
+
+    #[test]
+    #[should_panic(expected = "owner 2 out of range")]
+    fn owner_out_of_range_panics() {
+        let table = SharedTable::<Inst>::new(1, 2);
+        table.saver(2);
+    }
+
+    #[test]
+    fn lists_hold_one_node_per_owner_newest_first() {
+        let table = SharedTable::new(2, 3);
+        let (mut a, mut b, mut c) = (table.saver(0), table.saver(1), table.saver(2));
+        c.save(1, 'c');
+        a.save(1, 'a');
+        c.save(1, 'C');
+        b.save(0, 'b');
+        a.save(1, 'A');
+        assert_eq!(table.walk_owners(1).collect::<Vec<_>>(), [0, 2]);
+        assert_eq!(table.walk_owners(0).collect::<Vec<_>>(), [1]);
+        drop((a, b, c));
+        assert_eq!(table.finish(), [vec!['b'], vec!['a', 'A', 'c', 'C']]);
+    }
+
+    #[test]
+    fn concat_by_owner_orders_and_empties() {
+        let mut states = vec![(3, vec![30, 31]), (0, vec![0]), (1, vec![])];
+        assert_eq!(concat_by_owner(&mut states), [0, 30, 31]);
+        assert!(states.is_empty());
+        assert_eq!(concat_by_owner::<u8>(&mut states), []);
+        states.push((7, vec![70]));
+        assert_eq!(concat_by_owner(&mut states), [70]);
+    }
+}

@@ -1,0 +1,249 @@
+//! The ELF functions table: every `STT_FUNC` symbol of `.symtab`, grouped by the name DWARF
+//! knows it by, as pahole's `elf_functions__collect` builds it.
+//!
+//! The rules, from pahole HEAD (`btf_encoder.c`):
+//! - every `STT_FUNC` symbol counts, whatever its binding (local, global, weak) and section;
+//! - a symbol whose name contains `.cold` or `.part` anywhere after its first `.` is dropped
+//!   (`str_contains_non_fn_suffix`: `foo.cold`, `foo.part.0`, `foo.isra.0.cold`): those are
+//!   fragments of a function, not functions;
+//! - the key is the name cut at its first `.`, so `foo`, `foo.isra.0`, `foo.constprop.0` and
+//!   `foo.llvm.123` all land in the entry `foo`, each symbol with its own name and address;
+//! - entries are sorted by key in byte order (`strcmp`), and looked up by binary search
+//!   (`btf_encoder__find_function`);
+//! - an entry whose symbols have more than one distinct address is *ambiguous*: the encoder
+//!   cannot tell which body a DWARF function describes (`elf_function__has_ambiguous_address`).
+//!
+//! Deliberate differences from pahole, both in the ambiguity flag:
+//! - pahole computes the flag only when its merge loop moves on to the next name, so the
+//!   alphabetically **last** entry never gets it (an off-by-one). Here every entry gets it.
+//! - pahole's check treats an address of 0 as "none seen yet", so `[0, X]` is not ambiguous
+//!   while `[X, 0]` is, depending on qsort's order. Here 0 is an address like any other. Only
+//!   relocatable inputs have functions at 0 (section-relative `st_value`), and pahole's
+//!   address matching does not work for those anyway.
+//!
+//! Symbols keep their `.symtab` order inside an entry (the sort is stable).
+
+use crate::error::{Error, Result};
+use crate::input::elf::{Elf, STT_FUNC};
+
+/// One symbol of an [`ElfFunction`]: its full name (suffix included) and its `st_value`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ElfFunctionSym<'a> {
+    pub name: &'a str,
+    pub addr: u64,
+}
+
+/// The symbols sharing one name before the first `.`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ElfFunction<'a> {
+    /// The symbol name cut at its first `.` (what DWARF calls the function).
+    pub name: &'a str,
+    /// Every qualifying symbol with that base name, in `.symtab` order.
+    pub syms: Vec<ElfFunctionSym<'a>>,
+    /// More than one distinct address among `syms`.
+    pub ambiguous_addr: bool,
+    /// Listed in a `BTF_SET8` with the `BTF_SET8_KFUNCS` flag (see [`crate::input::kfuncs`]).
+    pub kfunc: bool,
+    /// The `KF_*` flags of its `BTF_ID_FLAGS` pair.
+    pub kfunc_flags: u32,
+}
+
+/// The ELF functions table, sorted by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ElfFunctions<'a> {
+    entries: Vec<ElfFunction<'a>>,
+}
+
+/// True for the names `str_contains_non_fn_suffix` rejects: `.cold` or `.part` after the
+/// first `.` (a substring search, as pahole's `strstr`).
+pub fn has_non_fn_suffix(name: &str) -> bool {
+    match name.find('.') {
+        Some(dot) => {
+            let suffix = &name[dot..];
+            suffix.contains(".cold") || suffix.contains(".part")
+        }
+        None => false,
+    }
+}
+
+/// The name cut at its first `.`.
+pub fn base_name(name: &str) -> &str {
+    name.split_once('.').map_or(name, |(base, _)| base)
+}
+
+impl<'a> ElfFunctions<'a> {
+    /// Builds the table from `.symtab`. An ELF without `.symtab` is an error, as it is for
+    /// pahole (its encoder cannot be created); the error is `Error::BadSection` for
+    /// `.symtab`. Use [`ElfFunctions::collect_opt`] to tell that case apart.
+    pub fn collect(elf: &Elf<'a>) -> Result<Self> {
+        Self::collect_opt(elf)?.ok_or_else(|| Error::BadSection {
+            path: elf.path().to_path_buf(),
+            section: ".symtab".into(),
+            reason: "no symbol table: the ELF functions table cannot be built".into(),
+        })
+    }
+
+    /// Builds the table from `.symtab`; `Ok(None)` when the ELF has no `.symtab`.
+    pub fn collect_opt(elf: &Elf<'a>) -> Result<Option<Self>> {
+        if !elf.has_symtab() {
+            return Ok(None);
+        }
+        Ok(Some(Self::from_symbols(elf.symbols().filter_map(|s| {
+            (s.st_type == STT_FUNC).then_some((s.name, s.value))
+        }))))
+    }
+
+    /// Builds the table from `(name, st_value)` pairs of `STT_FUNC` symbols in table order.
+    pub fn from_symbols(syms: impl IntoIterator<Item = (&'a str, u64)>) -> Self {
+        let mut flat: Vec<(&'a str, ElfFunctionSym<'a>)> = syms
+            .into_iter()
+            .filter(|(name, _)| !has_non_fn_suffix(name))
+            .map(|(name, addr)| (base_name(name), ElfFunctionSym { name, addr }))
+            .collect();
+        // Stable: symbols of one entry stay in table order.
+        flat.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        let mut entries: Vec<ElfFunction<'a>> = Vec::new();
+        for (base, sym) in flat {
+            match entries.last_mut() {
+                Some(last) if last.name == base => last.syms.push(sym),
+                _ => entries.push(ElfFunction {
+                    name: base,
+                    syms: vec![sym],
+                    ambiguous_addr: false,
+                    kfunc: false,
+                    kfunc_flags: 0,
+                }),
+            }
+        }
+        for e in &mut entries {
+            e.ambiguous_addr = has_ambiguous_address(&e.syms);
+        }
+        ElfFunctions { entries }
+    }
+
+    /// The index of the entry named `name` (a DWARF function name, without suffix).
+    pub fn find(&self, name: &[u8]) -> Option<u32> {
+        self.entries
+            .binary_search_by(|e| e.name.as_bytes().cmp(name))
+            .ok()
+            .map(|i| i as u32)
+    }
+
+    /// The entry at `index`.
+    pub fn get(&self, index: u32) -> Option<&ElfFunction<'a>> {
+        self.entries.get(index as usize)
+    }
+
+    /// The entry at `index`, mutably (kfunc marking).
+    pub fn get_mut(&mut self, index: u32) -> Option<&mut ElfFunction<'a>> {
+        self.entries.get_mut(index as usize)
+    }
+
+    /// All entries, sorted by name.
+    pub fn entries(&self) -> &[ElfFunction<'a>] {
+        &self.entries
+    }
+
+    /// Number of entries (pahole's `funcs->cnt`).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when the ELF has no function symbol.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// More than one distinct address (see the module documentation for how this differs from
+/// pahole on address 0).
+fn has_ambiguous_address(syms: &[ElfFunctionSym<'_>]) -> bool {
+    syms.iter().any(|s| s.addr != syms[0].addr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(syms: &[(&'static str, u64)]) -> ElfFunctions<'static> {
+        ElfFunctions::from_symbols(syms.iter().copied())
+    }
+
+    #[test]
+    fn suffixes_are_grouped_or_dropped() {
+        let t = table(&[
+            ("foo", 0x10),
+            ("foo.cold", 0x90),
+            ("foo.isra.0", 0x20),
+            ("bar.part.1", 0x30),
+            ("baz.isra.0.cold", 0x40),
+            ("baz.constprop.0", 0x50),
+            ("qux.llvm.1234", 0x60),
+            ("cold.start", 0x70),
+            ("x.partial", 0x80),
+        ]);
+        let names: Vec<_> = t.entries().iter().map(|e| e.name).collect();
+        assert_eq!(names, ["baz", "cold", "foo", "qux"]);
+        let foo = t.get(t.find(b"foo").unwrap()).unwrap();
+        assert_eq!(
+            foo.syms,
+            [
+                ElfFunctionSym {
+                    name: "foo",
+                    addr: 0x10
+                },
+                ElfFunctionSym {
+                    name: "foo.isra.0",
+                    addr: 0x20
+                }
+            ]
+        );
+        assert!(foo.ambiguous_addr);
+        assert!(!t.get(t.find(b"baz").unwrap()).unwrap().ambiguous_addr);
+        assert_eq!(t.find(b"bar"), None);
+        assert_eq!(t.find(b"x"), None);
+    }
+
+    #[test]
+    fn sorted_like_strcmp_and_found_by_bsearch() {
+        let t = table(&[("b", 1), ("_a", 2), ("a_", 3), ("a", 4), ("B", 5), ("ab", 6)]);
+        let names: Vec<_> = t.entries().iter().map(|e| e.name).collect();
+        assert_eq!(names, ["B", "_a", "a", "a_", "ab", "b"]);
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(t.find(n.as_bytes()), Some(i as u32));
+        }
+        assert_eq!(t.find(b"aa"), None);
+        assert_eq!(t.find(b""), None);
+    }
+
+    #[test]
+    fn ambiguity_needs_distinct_addresses_even_for_the_last_entry() {
+        // Same address twice (an alias): not ambiguous.
+        let t = table(&[("f", 0x100), ("f", 0x100), ("zz", 0x200), ("zz", 0x300)]);
+        assert!(!t.entries()[0].ambiguous_addr);
+        // pahole never flags the alphabetically last entry; this table does.
+        assert!(t.entries()[1].ambiguous_addr);
+        // Address 0 counts as an address.
+        let t = table(&[("g", 0), ("g", 0x10)]);
+        assert!(t.entries()[0].ambiguous_addr);
+    }
+
+    #[test]
+    fn suffix_checks_start_at_the_first_dot() {
+        assert!(has_non_fn_suffix("f.cold"));
+        assert!(has_non_fn_suffix("f.isra.0.cold.1"));
+        assert!(has_non_fn_suffix("f.partial"));
+        assert!(!has_non_fn_suffix("cold_start"));
+        assert!(!has_non_fn_suffix("f.constprop.0"));
+        assert_eq!(base_name("f.constprop.0"), "f");
+        assert_eq!(base_name(".hidden"), "");
+        assert_eq!(base_name("plain"), "plain");
+    }
+
+    #[test]
+    fn empty_table() {
+        let t = table(&[]);
+        assert!(t.is_empty());
+        assert_eq!(t.find(b"x"), None);
+    }
+}

@@ -1,0 +1,1073 @@
+//! Differential tests of `dwarf2btf::dedup` against libbpf v1.7.0 `btf__dedup` (through
+//! `libbpf-sys`): kernel-selftest-style cases, split BTF, randomly generated BTF, and the kernel.
+//!
+//! Every case runs in two modes — raw bytes parsed by both sides (string dedup runs) and BTF
+//! built through the add API (strings already deduplicated, string phase skipped) — and each
+//! with and without `force_collisions`. Outputs must be byte-identical.
+
+#[path = "common/libbpf_oracle.rs"]
+mod libbpf_oracle;
+
+use std::sync::Arc;
+
+use dwarf2btf::btf::kinds::{self, Kind};
+use dwarf2btf::btf::{read, types, write, Btf};
+use dwarf2btf::dedup::{dedup, DedupOptions};
+use libbpf_oracle::Op;
+
+// ---------------------------------------------------------------------------------------------
+// dwarf2btf side
+
+fn parse_base(base: Option<&[u8]>) -> Option<Arc<Btf>> {
+    base.map(|b| {
+        let mut btf = read::parse(b, None).expect("base parses");
+        btf.index_strings();
+        Arc::new(btf)
+    })
+}
+
+/// Parse, dedup, serialise; `Err` as text.
+fn ours_bytes(data: &[u8], base: Option<&[u8]>, force: bool) -> Result<Vec<u8>, String> {
+    let mut btf = read::parse(data, parse_base(base)).map_err(|e| e.to_string())?;
+    dedup(
+        &mut btf,
+        &DedupOptions {
+            force_collisions: force,
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(write::to_bytes(&btf))
+}
+
+/// Re-adds every type of `src` to a fresh builder (libbpf `btf__add_btf` into an empty BTF).
+fn rebuild(src: &Btf, base: Option<Arc<Btf>>) -> Btf {
+    let mut dst = match base {
+        Some(b) => Btf::new_split(b),
+        None => Btf::new(),
+    };
+    for t in src.own_types() {
+        let mut words = t.words.to_vec();
+        let mut strs = Vec::new();
+        types::for_each_str_off_mut(t.k(), &mut words, |s| strs.push(*s));
+        let mapped: Vec<u32> = strs
+            .iter()
+            .map(|&s| {
+                if s == 0 || s < src.start_str_off() {
+                    s
+                } else {
+                    dst.add_str(src.str_at(s).expect("valid string"))
+                }
+            })
+            .collect();
+        let mut it = mapped.into_iter();
+        types::for_each_str_off_mut(t.k(), &mut words, |s| *s = it.next().unwrap());
+        dst.push_record(&words).unwrap();
+    }
+    dst
+}
+
+fn ours_built(data: &[u8], base: Option<&[u8]>, force: bool) -> (Vec<u8>, Result<Vec<u8>, String>) {
+    let base = parse_base(base);
+    let src = read::parse(data, base.clone()).expect("parses");
+    let mut btf = rebuild(&src, base);
+    let pre = write::to_bytes(&btf);
+    let r = dedup(
+        &mut btf,
+        &DedupOptions {
+            force_collisions: force,
+        },
+    )
+    .map(|()| write::to_bytes(&btf))
+    .map_err(|e| e.to_string());
+    (pre, r)
+}
+
+fn apply(btf: &mut Btf, op: &Op) -> dwarf2btf::Result<()> {
+    let b = |s: &'static str| s.as_bytes();
+    let o = |s: Option<&'static str>| s.map(str::as_bytes);
+    match *op {
+        Op::Int(n, sz, enc) => btf.add_int(b(n), sz, enc as u8).map(drop),
+        Op::Float(n, sz) => btf.add_float(b(n), sz).map(drop),
+        Op::Ptr(t) => btf.add_ref(Kind::Ptr, None, t).map(drop),
+        Op::Const(t) => btf.add_ref(Kind::Const, None, t).map(drop),
+        Op::Volatile(t) => btf.add_ref(Kind::Volatile, None, t).map(drop),
+        Op::Restrict(t) => btf.add_ref(Kind::Restrict, None, t).map(drop),
+        Op::Typedef(n, t) => btf.add_ref(Kind::Typedef, Some(b(n)), t).map(drop),
+        Op::TypeTag(n, t) => btf.add_ref(Kind::TypeTag, Some(b(n)), t).map(drop),
+        Op::Fwd(n, u) => btf.add_fwd(b(n), u).map(drop),
+        Op::Array(idx, elem, n) => btf.add_array(idx, elem, n).map(drop),
+        Op::Struct(n, sz) => btf.add_composite(Kind::Struct, o(n), sz).map(drop),
+        Op::Union(n, sz) => btf.add_composite(Kind::Union, o(n), sz).map(drop),
+        Op::Field(n, t, off, bsz) => btf.add_field(o(n), t, off, bsz),
+        Op::Enum(n, sz) => btf.add_enum(Kind::Enum, o(n), sz, false).map(drop),
+        Op::EnumVal(n, v) => btf.add_enum_value(b(n), v),
+        Op::Enum64(n, sz, s) => btf.add_enum(Kind::Enum64, o(n), sz, s).map(drop),
+        Op::Enum64Val(n, v) => btf.add_enum64_value(b(n), v),
+        Op::FuncProto(r) => btf.add_func_proto(r).map(drop),
+        Op::Param(n, t) => btf.add_func_param(o(n), t),
+        Op::Func(n, l, p) => btf.add_func(b(n), l, p).map(drop),
+        Op::Var(n, l, t) => btf.add_var(b(n), l, t).map(drop),
+        Op::Datasec(n, sz) => btf.add_datasec(b(n), sz).map(drop),
+        Op::SecVar(v, off, sz) => btf.add_datasec_var(v, off, sz),
+        Op::DeclTag(n, t, c) => btf.add_decl_tag(b(n), t, c).map(drop),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// comparison
+
+/// Type and string sections of raw BTF (headers may differ in length: libbpf keeps the input's).
+fn sections(data: &[u8]) -> (&[u8], &[u8]) {
+    let h = read::parse_header(data).expect("valid output header");
+    let body = &data[h.hdr_len as usize..];
+    (
+        &body[h.type_off as usize..(h.type_off + h.type_len) as usize],
+        &body[h.str_off as usize..(h.str_off + h.str_len) as usize],
+    )
+}
+
+fn assert_same(name: &str, lib: &Result<Vec<u8>, i32>, ours: &Result<Vec<u8>, String>) {
+    match (lib, ours) {
+        (Ok(l), Ok(o)) => {
+            let (lt, ls) = sections(l);
+            let (ot, os) = sections(o);
+            if lt != ot || ls != os {
+                let summary = |b: &[u8]| {
+                    read::parse(b, None)
+                        .map(|x| format!("{} types, {} string bytes", x.own_len(), x.strings().len()))
+                        .unwrap_or_else(|_| "split".into())
+                };
+                panic!(
+                    "{name}: output differs from libbpf\n  libbpf: {}\n  ours:   {}\n  types equal: {}, strings equal: {}",
+                    summary(l),
+                    summary(o),
+                    lt == ot,
+                    ls == os
+                );
+            }
+            if l[4..8] == o[4..8] {
+                assert_eq!(l, o, "{name}: full bytes differ");
+            }
+        }
+        (Err(_), Err(_)) => {}
+        (l, o) => panic!(
+            "{name}: libbpf {:?} vs ours {:?}",
+            l.as_ref().map(|v| v.len()),
+            o.as_ref().map(|v| v.len())
+        ),
+    }
+}
+
+/// Parsed and built modes, with and without forced collisions.
+fn check_bytes(name: &str, data: &[u8], base: Option<&[u8]>) {
+    for force in [false, true] {
+        let name = format!("{name} (parsed, force_collisions={force})");
+        let lib = libbpf_oracle::dedup_bytes(data, base, force);
+        let ours = ours_bytes(data, base, force);
+        assert_same(&name, &lib, &ours);
+
+        let name = name.replace("parsed", "built");
+        let lib = libbpf_oracle::dedup_built(data, base, force);
+        let (pre, ours) = ours_built(data, base, force);
+        if let Ok((lpre, _)) = &lib {
+            assert_eq!(sections(lpre), sections(&pre), "{name}: inputs differ");
+        }
+        assert_same(&name, &lib.map(|(_, post)| post), &ours);
+    }
+}
+
+/// The same add-API sequence through libbpf and through our builder, then both modes.
+fn check_ops(name: &str, ops: &[Op], base: Option<&[u8]>) {
+    let mut ours = match parse_base(base) {
+        Some(b) => Btf::new_split(b),
+        None => Btf::new(),
+    };
+    for op in ops {
+        apply(&mut ours, op).unwrap_or_else(|e| panic!("{name}: {op:?}: {e}"));
+    }
+    let pre = write::to_bytes(&ours);
+    for force in [false, true] {
+        let lib = libbpf_oracle::dedup_ops(ops, base, force);
+        let (lpre, _) = lib.as_ref().unwrap_or_else(|e| panic!("{name}: libbpf error {e}"));
+        assert_eq!(sections(lpre), sections(&pre), "{name}: built inputs differ");
+        let mut mine = ours.clone();
+        let r = dedup(
+            &mut mine,
+            &DedupOptions {
+                force_collisions: force,
+            },
+        )
+        .map(|()| write::to_bytes(&mine))
+        .map_err(|e| e.to_string());
+        let lib = lib.map(|(_, post)| post);
+        if let Err(e) = &r {
+            eprintln!("{name}: ours: {e}; libbpf: {:?}", lib.as_ref().err());
+        }
+        assert_same(&format!("{name} (add API, force={force})"), &lib, &r);
+    }
+    check_bytes(name, &pre, base);
+}
+
+/// Raw BTF from explicit records and an explicit string section.
+fn raw(records: &[&[u32]], strs: &[u8]) -> Vec<u8> {
+    let types: Vec<u8> = records
+        .iter()
+        .flat_map(|r| r.iter())
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let mut out = Vec::new();
+    out.extend_from_slice(&0xeb9fu16.to_le_bytes());
+    out.extend_from_slice(&[1, 0]);
+    for v in [24u32, 0, types.len() as u32, types.len() as u32, strs.len() as u32] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out.extend_from_slice(&types);
+    out.extend_from_slice(strs);
+    out
+}
+
+fn info(k: Kind, vlen: u32, kflag: bool) -> u32 {
+    kinds::info(k, vlen, kflag)
+}
+
+// ---------------------------------------------------------------------------------------------
+// selftest-style cases (tools/testing/selftests/bpf/prog_tests/btf.c dedup_tests[])
+
+const SIGNED: u32 = kinds::INT_SIGNED as u32;
+
+#[test]
+fn unused_strings_filtering() {
+    // "\0unused\0int\0foo\0bar\0long\0" with INT 'int' and INT 'long' referencing it.
+    let strs = b"\0unused\0int\0foo\0bar\0long\0";
+    let int = [8, info(Kind::Int, 0, false), 4, kinds::int_data(1, 0, 32)];
+    let long = [20, info(Kind::Int, 0, false), 8, kinds::int_data(1, 0, 64)];
+    check_bytes("unused strings", &raw(&[&int, &long], strs), None);
+}
+
+#[test]
+fn duplicate_and_suffix_strings() {
+    // Duplicated strings, a suffix reference ("nt" inside "int") and an empty string at a
+    // non-zero offset.
+    let strs = b"\0int\0x\0int\0\0long\0";
+    let a = [1, info(Kind::Int, 0, false), 4, kinds::int_data(1, 0, 32)];
+    let b = [9, info(Kind::Int, 0, false), 4, kinds::int_data(1, 0, 32)];
+    let c = [2, info(Kind::Int, 0, false), 2, kinds::int_data(0, 0, 16)];
+    let s = [
+        7,
+        info(Kind::Struct, 2, false),
+        8,
+        5,
+        1,
+        0,
+        13,
+        2,
+        32,
+    ];
+    let t = [14, info(Kind::Typedef, 0, false), 4];
+    check_bytes("suffix strings", &raw(&[&a, &b, &c, &s, &t], strs), None);
+}
+
+#[test]
+fn struct_example_1() {
+    use Op::*;
+    let ops = [
+        Int("int", 4, SIGNED),        // [1]
+        Array(1, 1, 16),              // [2] int[16]
+        Struct(Some("s"), 88),        // [3]
+        Field(Some("next"), 4, 0, 0), //   struct s *next
+        Field(Some("a"), 5, 64, 0),   //   const int *a
+        Field(Some("b"), 2, 128, 0),  //   int b[16]
+        Field(Some("c"), 1, 640, 0),  //   int c
+        Field(Some("d"), 15, 672, 0), //   float d
+        Ptr(3),                       // [4]
+        Ptr(6),                       // [5]
+        Const(1),                     // [6]
+        DeclTag("tag", 3, -1),        // [7]
+        DeclTag("tag", 3, 1),         // [8]
+        // full copy, references in a different order
+        Int("int", 4, SIGNED),         // [9]
+        Array(9, 9, 16),               // [10]
+        Struct(Some("s"), 88),         // [11]
+        Field(Some("next"), 12, 0, 0), //
+        Field(Some("a"), 13, 64, 0),   //
+        Field(Some("b"), 10, 128, 0),  //
+        Field(Some("c"), 9, 640, 0),   //
+        Field(Some("d"), 15, 672, 0),  //
+        Ptr(11),                       // [12]
+        Ptr(14),                       // [13]
+        Const(9),                      // [14]
+        Float("float", 4),             // [15]
+        DeclTag("tag", 11, -1),        // [16]
+        DeclTag("tag", 11, 1),         // [17]
+        DeclTag("tag", 11, 1),         // [18]
+    ];
+    check_ops("struct example #1", &ops, None);
+}
+
+#[test]
+fn struct_example_2() {
+    use Op::*;
+    // Two CUs; in the second, members go through FWDs and typedefs.
+    let ops = [
+        Int("int", 4, SIGNED),        // [1]
+        Struct(Some("s"), 16),        // [2]
+        Field(Some("x"), 3, 0, 0),    //   struct t *x
+        Field(Some("y"), 1, 64, 0),   //   int y
+        Ptr(4),                       // [3]
+        Struct(Some("t"), 8),         // [4]
+        Field(Some("back"), 5, 0, 0), //   struct s *back
+        Ptr(2),                       // [5]
+        // CU 2
+        Int("int", 4, SIGNED),          // [6]
+        Fwd("t", false),                // [7]
+        Ptr(7),                         // [8]
+        Struct(Some("s"), 16),          // [9]
+        Field(Some("x"), 8, 0, 0),      //
+        Field(Some("y"), 6, 64, 0),     //
+        Typedef("s_t", 9),              // [10]
+        Ptr(10),                        // [11]
+        Struct(Some("u"), 8),           // [12]
+        Field(Some("p"), 11, 0, 0),     //
+        Fwd("s", false),                // [13]
+        Struct(Some("v"), 8),           // [14]
+        Field(Some("q"), 15, 0, 0),     //
+        Ptr(13),                        // [15]
+        Typedef("s_t", 2),              // [16]
+    ];
+    check_ops("struct example #2", &ops, None);
+}
+
+#[test]
+fn standalone_fwd_declarations() {
+    use Op::*;
+    let ops = [
+        Fwd("s1", false),           // [1]
+        Fwd("u1", true),            // [2]
+        Ptr(1),                     // [3]
+        Ptr(2),                     // [4]
+        Int("int", 4, SIGNED),      // [5]
+        Struct(Some("s1"), 4),      // [6]
+        Field(Some("x"), 5, 0, 0),  //
+        Union(Some("u1"), 4),       // [7]
+        Field(Some("x"), 5, 0, 0),  //
+        Fwd("s2", true),            // [8] wrong kind for struct s2 below
+        Struct(Some("s2"), 4),      // [9]
+        Field(Some("x"), 5, 0, 0),  //
+        Fwd("u2", false),           // [10] wrong kind for union u2
+        Union(Some("u2"), 4),       // [11]
+        Field(Some("x"), 5, 0, 0),  //
+    ];
+    check_ops("standalone fwd", &ops, None);
+}
+
+#[test]
+fn ambiguous_fwd() {
+    use Op::*;
+    let ops = [
+        Int("int", 4, SIGNED),      // [1]
+        Fwd("s", false),            // [2] two structs named s: stays a FWD
+        Ptr(2),                     // [3]
+        Struct(Some("s"), 4),       // [4]
+        Field(Some("a"), 1, 0, 0),  //
+        Struct(Some("s"), 4),       // [5]
+        Field(Some("b"), 1, 0, 0),  //
+        Fwd("t", false),            // [6] struct t and union t: also ambiguous
+        Struct(Some("t"), 4),       // [7]
+        Field(Some("a"), 1, 0, 0),  //
+        Union(Some("t"), 4),        // [8]
+        Field(Some("a"), 1, 0, 0),  //
+    ];
+    check_ops("ambiguous fwd", &ops, None);
+}
+
+#[test]
+fn recursive_typedef() {
+    use Op::*;
+    // Go-style: typedef T *T, twice, plus a struct through typedefs.
+    let ops = [
+        Typedef("T", 2),            // [1]
+        Ptr(1),                     // [2]
+        Typedef("T", 4),            // [3]
+        Ptr(3),                     // [4]
+        Int("int", 4, SIGNED),      // [5]
+        Struct(Some("s"), 16),      // [6]
+        Field(Some("t"), 1, 0, 0),  //
+        Field(Some("i"), 5, 64, 0), //
+        Struct(Some("s"), 16),      // [7]
+        Field(Some("t"), 3, 0, 0),  //
+        Field(Some("i"), 5, 64, 0), //
+        Typedef("U", 9),            // [8] typedef U -> const U (through a modifier)
+        Const(8),                   // [9]
+        Typedef("U", 11),           // [10]
+        Const(10),                  // [11]
+        Ptr(10),                    // [12]
+        Ptr(8),                     // [13]
+    ];
+    check_ops("recursive typedef", &ops, None);
+}
+
+#[test]
+fn typedef_tricks() {
+    use Op::*;
+    let ops = [
+        Int("int", 4, SIGNED),      // [1]
+        Int("long", 8, SIGNED),     // [2]
+        Typedef("t", 1),            // [3] typedef int t
+        Typedef("t", 2),            // [4] typedef long t (different)
+        Typedef("t", 1),            // [5] dup of [3]
+        Struct(Some("s"), 8),       // [6] struct s { t a; } using [3]
+        Field(Some("a"), 3, 0, 0),  //
+        Struct(Some("s"), 8),       // [7] same through [5]
+        Field(Some("a"), 5, 0, 0),  //
+        Struct(Some("s"), 8),       // [8] through [4]: different
+        Field(Some("a"), 4, 0, 0),  //
+        Typedef("st", 6),           // [9]
+        Typedef("st", 8),           // [10]
+        Ptr(9),                     // [11]
+        Ptr(10),                    // [12]
+        Typedef("v", 0),            // [13] typedef void v
+        Typedef("v", 0),            // [14]
+    ];
+    check_ops("typedef tricks", &ops, None);
+}
+
+#[test]
+fn enum_fwd_resolution() {
+    use Op::*;
+    let ops = [
+        Enum(Some("e1"), 4), // [1] fwd
+        Enum(Some("e1"), 4), // [2] full
+        EnumVal("A", 1),
+        EnumVal("B", 2),
+        Enum(Some("e1"), 4), // [3] fwd again
+        Enum(Some("e1"), 4), // [4] different full enum e1
+        EnumVal("A", 1),
+        EnumVal("C", 3),
+        Enum(None, 4), // [5] anonymous
+        EnumVal("X", -1),
+        Enum(None, 4), // [6] anonymous fwd-like (vlen 0)
+        Enum(None, 4), // [7] anonymous dup of [5]
+        EnumVal("X", -1),
+        Ptr(3), // [8]
+        Ptr(1), // [9]
+    ];
+    check_ops("enum fwd", &ops, None);
+}
+
+#[test]
+fn enum_fwd_enum64() {
+    use Op::*;
+    let ops = [
+        Enum(Some("e"), 4), // [1] fwd
+        Enum64(Some("e"), 8, false), // [2] full enum64
+        Enum64Val("BIG", 1 << 40),
+        Enum64(Some("e"), 8, true), // [3] enum64 fwd
+        Enum(Some("f"), 4), // [4] full enum f
+        EnumVal("F", 7),
+        Enum64(Some("f"), 8, false), // [5] enum64 fwd f
+        Enum64(Some("e"), 8, false), // [6] dup of [2]
+        Enum64Val("BIG", 1 << 40),
+        Enum(Some("e"), 4), // [7] fwd after
+    ];
+    check_ops("enum fwd <-> enum64", &ops, None);
+}
+
+#[test]
+fn int_float_dedup() {
+    use Op::*;
+    let ops = [
+        Int("int", 4, SIGNED),
+        Int("int", 4, 0),
+        Int("int", 4, SIGNED),
+        Int("char", 1, kinds::INT_CHAR as u32),
+        Int("_Bool", 1, kinds::INT_BOOL as u32),
+        Int("char", 1, kinds::INT_CHAR as u32),
+        Float("float", 4),
+        Float("double", 8),
+        Float("float", 4),
+        Float("float", 8),
+        Int("unsigned __int128", 16, 0),
+        Int("unsigned __int128", 16, 0),
+    ];
+    check_ops("int/float", &ops, None);
+}
+
+#[test]
+fn func_proto_decl_tag() {
+    use Op::*;
+    let ops = [
+        Int("int", 4, SIGNED),      // [1]
+        FuncProto(1),               // [2] int (int a, int b)
+        Param(Some("a"), 1),
+        Param(Some("b"), 1),
+        Func("f", kinds::FUNC_GLOBAL, 2), // [3]
+        FuncProto(1),               // [4] dup
+        Param(Some("a"), 1),
+        Param(Some("b"), 1),
+        Func("f", kinds::FUNC_GLOBAL, 4), // [5] dup
+        Func("f", kinds::FUNC_STATIC, 4), // [6] different linkage
+        DeclTag("t1", 3, -1),       // [7]
+        DeclTag("t1", 5, -1),       // [8] dup
+        DeclTag("t1", 5, 1),        // [9] param tag
+        FuncProto(0),               // [10] void (void)
+        FuncProto(0),               // [11] void (...)
+        Param(None, 0),
+        FuncProto(1),               // [12] int (int x) - different name
+        Param(Some("x"), 1),
+        Var("v", kinds::VAR_GLOBAL_ALLOCATED, 1), // [13]
+        Var("v", kinds::VAR_GLOBAL_ALLOCATED, 1), // [14] VARs never dedup
+        Datasec(".data", 8),        // [15]
+        SecVar(13, 0, 4),
+        SecVar(14, 4, 4),
+        DeclTag("vt", 13, -1),      // [16]
+        DeclTag("vt", 14, -1),      // [17]
+        Typedef("td", 1),           // [18]
+        DeclTag("tt", 18, -1),      // [19]
+        Typedef("td", 1),           // [20]
+        DeclTag("tt", 20, -1),      // [21]
+    ];
+    check_ops("func/proto/decl_tag", &ops, None);
+}
+
+#[test]
+fn type_tags() {
+    use Op::*;
+    let ops = [
+        Int("int", 4, SIGNED),      // [1]
+        TypeTag("tag1", 1),         // [2]
+        TypeTag("tag2", 2),         // [3]
+        Ptr(3),                     // [4]
+        TypeTag("tag1", 1),         // [5]
+        TypeTag("tag2", 5),         // [6]
+        Ptr(6),                     // [7]
+        TypeTag("tag2", 1),         // [8] different order
+        TypeTag("tag1", 8),         // [9]
+        Ptr(9),                     // [10]
+        Struct(Some("s"), 8),       // [11]
+        Field(Some("p"), 4, 0, 0),
+        Struct(Some("s"), 8),       // [12]
+        Field(Some("p"), 7, 0, 0),
+        Struct(Some("s"), 8),       // [13]
+        Field(Some("p"), 10, 0, 0),
+    ];
+    check_ops("type tags", &ops, None);
+}
+
+#[test]
+fn array_quirk_identical_types() {
+    use Op::*;
+    // Canonical struct s uses one array type for both members; the candidate's members use
+    // two distinct array types, once identical (char[4] twice) and once not (char[4] vs int[4]),
+    // which libbpf >= 1.6 accepts because of its ARRAY bug.
+    let ops = [
+        Int("char", 1, kinds::INT_CHAR as u32), // [1]
+        Int("int", 4, SIGNED),      // [2]
+        Array(2, 1, 4),             // [3] char[4]
+        Struct(Some("s"), 8),       // [4]
+        Field(Some("a"), 3, 0, 0),
+        Field(Some("b"), 3, 32, 0),
+        // CU 2: identical duplicates
+        Array(2, 1, 4),             // [5]
+        Array(2, 1, 4),             // [6]
+        Struct(Some("s"), 8),       // [7]
+        Field(Some("a"), 5, 0, 0),
+        Field(Some("b"), 6, 32, 0),
+        // CU 3: different element types, same count
+        Array(2, 1, 4),             // [8] char[4]
+        Array(2, 2, 4),             // [9] int[4]
+        Struct(Some("s"), 8),       // [10]
+        Field(Some("a"), 8, 0, 0),
+        Field(Some("b"), 9, 32, 0),
+        // CU 4: struct pointers duplicated
+        Struct(Some("n"), 16),      // [11]
+        Field(Some("x"), 12, 0, 0),
+        Field(Some("y"), 12, 64, 0),
+        Ptr(4),                     // [12]
+        Struct(Some("n"), 16),      // [13]
+        Field(Some("x"), 14, 0, 0),
+        Field(Some("y"), 15, 64, 0),
+        Ptr(7),                     // [14]
+        Ptr(10),                    // [15]
+    ];
+    check_ops("array quirk", &ops, None);
+}
+
+/// Base: int, struct s (full), FWD t, PTR to s; deduplicated already.
+fn split_base() -> Vec<u8> {
+    use Op::*;
+    let ops = [
+        Int("int", 4, SIGNED),      // [1]
+        Struct(Some("s"), 16),      // [2]
+        Field(Some("a"), 1, 0, 0),
+        Field(Some("p"), 3, 64, 0),
+        Ptr(2),                     // [3]
+        Fwd("t", false),            // [4]
+        Ptr(4),                     // [5]
+        Typedef("td", 1),           // [6]
+        Enum(Some("e"), 4),         // [7] enum fwd in base
+        Struct(Some("w"), 8),       // [8]
+        Field(Some("q"), 5, 0, 0),  //   struct t *q (base FWD)
+    ];
+    let mut b = Btf::new();
+    for op in &ops {
+        apply(&mut b, op).unwrap();
+    }
+    write::to_bytes(&b)
+}
+
+#[test]
+fn split_maps_to_base() {
+    use Op::*;
+    let base = split_base();
+    let ops = [
+        Int("int", 4, SIGNED),      // [9]
+        Struct(Some("s"), 16),      // [10] = base [2]
+        Field(Some("a"), 9, 0, 0),
+        Field(Some("p"), 11, 64, 0),
+        Ptr(10),                    // [11]
+        Typedef("td", 9),           // [12] (v1.7.0: base typedefs never match)
+        Ptr(12),                    // [13]
+        Struct(Some("new"), 8),     // [14] split only
+        Field(Some("s"), 11, 0, 0),
+        Ptr(3),                     // [15] = base ptr
+        Enum(Some("e"), 4),         // [16] full enum e
+        EnumVal("E", 1),
+    ];
+    check_ops("split: maps to base", &ops, Some(&base));
+}
+
+#[test]
+fn split_base_fwd_and_split_struct() {
+    use Op::*;
+    let base = split_base();
+    let ops = [
+        Int("int", 4, SIGNED),      // [9]
+        Struct(Some("t"), 4),       // [10] full t; base has only FWD t
+        Field(Some("x"), 9, 0, 0),
+        Ptr(10),                    // [11]
+        Struct(Some("w"), 8),       // [12] w with full t: not equal to base w (adjust_canon)
+        Field(Some("q"), 11, 0, 0),
+        Fwd("t", false),            // [13] split fwd t
+        Ptr(13),                    // [14]
+        Struct(Some("w"), 8),       // [15] w with fwd t: maps to base w
+        Field(Some("q"), 14, 0, 0),
+        Ptr(4),                     // [16] ptr to base FWD
+    ];
+    check_ops("split: base fwd + split struct", &ops, Some(&base));
+}
+
+// ---------------------------------------------------------------------------------------------
+// corrupted input
+
+#[test]
+fn bad_input_is_an_error() {
+    let strs = b"\0int\0";
+    let int = [1, info(Kind::Int, 0, false), 4, kinds::int_data(1, 0, 32)];
+    let dangling = [0, info(Kind::Ptr, 0, false), 99];
+    let self_ptr = [0, info(Kind::Ptr, 0, false), 3];
+    let bad_str = [500, info(Kind::Int, 0, false), 4, kinds::int_data(1, 0, 32)];
+    let st = [0, info(Kind::Struct, 1, false), 4, 1, 5, 0];
+    let tag = [1, info(Kind::DeclTag, 0, false), 1, u32::MAX];
+    for (name, recs) in [
+        ("dangling", vec![&int[..], &dangling[..]]),
+        ("ptr cycle", vec![&int[..], &int[..], &self_ptr[..]]),
+        ("bad string", vec![&bad_str[..]]),
+        ("struct -> decl_tag", vec![&int[..], &st[..], &st[..], &tag[..], &tag[..]]),
+    ] {
+        let data = raw(&recs, strs);
+        for force in [false, true] {
+            let r = ours_bytes(&data, None, force);
+            if name == "struct -> decl_tag" {
+                assert_same(name, &libbpf_oracle::dedup_bytes(&data, None, force), &r);
+            } else {
+                assert!(r.is_err(), "{name}: expected an error");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// random BTF
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn chance(&mut self, pct: u64) -> bool {
+        self.next() % 100 < pct
+    }
+}
+
+/// A template type; references are template indices (`NONE` = void).
+#[derive(Clone)]
+enum Tt {
+    Int(&'static str, u32, u32),
+    Float(&'static str, u32),
+    Mod(Kind, Option<&'static str>, usize),
+    Array(usize, u32),
+    Comp(bool, Option<&'static str>, u32, Vec<(Option<&'static str>, usize, u32)>),
+    Enum(Option<&'static str>, bool, Vec<(&'static str, u64)>),
+    Fwd(&'static str, bool),
+    Proto(usize, Vec<(Option<&'static str>, usize)>),
+    Func(&'static str, usize),
+}
+
+const NONE: usize = usize::MAX;
+const NAMES: [&str; 8] = ["a", "b", "c", "node", "list", "x", "data", "ops"];
+const SNAMES: [&str; 6] = ["s", "t", "u", "node", "list_head", "ops"];
+
+fn gen_template(r: &mut Rng, n: usize, from: Vec<Tt>) -> Vec<Tt> {
+    let mut tt = from;
+    if tt.is_empty() {
+        tt.push(Tt::Int("int", 4, SIGNED));
+        tt.push(Tt::Int("char", 1, kinds::INT_CHAR as u32));
+    }
+    let data_ref = |r: &mut Rng, tt: &Vec<Tt>, upto: usize| -> usize {
+        loop {
+            let j = r.below(upto);
+            if !matches!(tt[j], Tt::Func(..)) {
+                return j;
+            }
+        }
+    };
+    while tt.len() < n {
+        let i = tt.len();
+        let t = match r.below(16) {
+            0 => Tt::Int(["int", "long", "short"][r.below(3)], [4, 8, 2][r.below(3)], SIGNED),
+            1 => Tt::Float("double", 8),
+            2 | 3 => Tt::Mod(Kind::Ptr, None, if r.chance(10) { NONE } else { data_ref(r, &tt, i) }),
+            4 => Tt::Mod(
+                [Kind::Const, Kind::Volatile, Kind::Restrict][r.below(3)],
+                None,
+                data_ref(r, &tt, i),
+            ),
+            5 => Tt::Mod(Kind::Typedef, Some(["td", "u32", "T"][r.below(3)]), data_ref(r, &tt, i)),
+            6 => Tt::Mod(Kind::TypeTag, Some("tag"), data_ref(r, &tt, i)),
+            7 => Tt::Array(data_ref(r, &tt, i), [1, 4, 16][r.below(3)]),
+            8..=11 => {
+                let union = r.chance(20);
+                let nm = if r.chance(85) { Some(SNAMES[r.below(SNAMES.len())]) } else { None };
+                let nmem = 1 + r.below(4);
+                // members filled in later (may reference later types)
+                Tt::Comp(union, nm, 8 * nmem as u32, vec![(None, NONE, 0); nmem])
+            }
+            12 => {
+                let nm = if r.chance(70) { Some(["e", "f", "g"][r.below(3)]) } else { None };
+                let wide = r.chance(25);
+                let nv = if r.chance(15) { 0 } else { 1 + r.below(3) };
+                let vals = (0..nv)
+                    .map(|k| (["A", "B", "C"][k], if wide { 1u64 << 33 } else { k as u64 }))
+                    .collect();
+                Tt::Enum(nm, wide, vals)
+            }
+            13 => Tt::Fwd(SNAMES[r.below(SNAMES.len())], r.chance(20)),
+            14 => {
+                let np = r.below(3);
+                let ret = if r.chance(20) { NONE } else { data_ref(r, &tt, i) };
+                let ps = (0..np)
+                    .map(|_| (if r.chance(80) { Some(NAMES[r.below(NAMES.len())]) } else { None }, data_ref(r, &tt, i)))
+                    .collect();
+                Tt::Proto(ret, ps)
+            }
+            _ => {
+                // a FUNC needs a proto: find one or make the proto now
+                match (0..i).find(|&j| matches!(tt[j], Tt::Proto(..))) {
+                    Some(p) => Tt::Func(["f", "g"][r.below(2)], p),
+                    None => Tt::Proto(NONE, vec![]),
+                }
+            }
+        };
+        tt.push(t);
+    }
+    let len = tt.len();
+    let is_func: Vec<bool> = tt.iter().map(|t| matches!(t, Tt::Func(..))).collect();
+    for t in tt.iter_mut() {
+        if let Tt::Comp(union, _, _, ms) = t {
+            for (k, m) in ms.iter_mut().enumerate() {
+                if m.1 == NONE {
+                    let j = loop {
+                        let j = r.below(len);
+                        if !is_func[j] {
+                            break j;
+                        }
+                    };
+                    *m = (Some(NAMES[k % NAMES.len()]), j, if *union { 0 } else { 64 * k as u32 });
+                }
+            }
+        }
+    }
+    tt
+}
+
+/// A string section under construction, deliberately messy: duplicates, unused strings,
+/// suffix references and (for split BTF) references to base strings.
+struct StrPool<'a> {
+    data: Vec<u8>,
+    start: u32,
+    first: std::collections::HashMap<&'static str, u32>,
+    base: Option<&'a [u8]>,
+}
+
+impl StrPool<'_> {
+    fn put(&mut self, r: &mut Rng, s: &'static str) -> u32 {
+        if let Some(b) = self.base {
+            if r.chance(30) {
+                let mut needle = s.as_bytes().to_vec();
+                needle.push(0);
+                if let Some(p) = b.windows(needle.len()).position(|w| w == needle.as_slice()) {
+                    if p == 0 || b[p - 1] == 0 {
+                        return p as u32;
+                    }
+                }
+            }
+        }
+        if r.chance(50) {
+            if let Some(&o) = self.first.get(s) {
+                return o;
+            }
+        }
+        if r.chance(10) {
+            self.data.extend_from_slice(b"junk");
+            self.data.push(0);
+        }
+        if r.chance(10) {
+            self.data.extend_from_slice(b"zz_");
+        }
+        let off = self.start + self.data.len() as u32;
+        self.data.extend_from_slice(s.as_bytes());
+        self.data.push(0);
+        self.first.entry(s).or_insert(off);
+        off
+    }
+    fn opt(&mut self, r: &mut Rng, s: Option<&'static str>) -> u32 {
+        s.map_or(0, |s| self.put(r, s))
+    }
+}
+
+/// Emits `ncu` copies ("compilation units") of the template with per-CU variations: structs and
+/// enums replaced by forward declarations, a mutated struct layout, duplicated arrays (the
+/// identical_types path, ARRAY quirk included), shuffled order, VAR/DATASEC and DECL_TAGs.
+fn emit(tt: &[Tt], r: &mut Rng, ncu: usize, start_id: u32, pool: &mut StrPool) -> Vec<u32> {
+    let mut words = Vec::new();
+    let mut next_id = start_id;
+    for _ in 0..ncu {
+        let mut order: Vec<usize> = (0..tt.len()).collect();
+        if r.chance(50) {
+            for i in (1..order.len()).rev() {
+                order.swap(i, r.below(i + 1));
+            }
+        }
+        let mut ids = vec![0u32; tt.len()];
+        for &i in &order {
+            ids[i] = next_id;
+            next_id += 1;
+        }
+        let id = |j: usize| if j == NONE { 0 } else { ids[j] };
+        let mut extra: Vec<Vec<u32>> = Vec::new();
+        let mut struct_ids = Vec::new();
+        let mut func_ids = Vec::new();
+        let mut data_ids = Vec::new();
+        for &i in &order {
+            let rec: Vec<u32> = match &tt[i] {
+                Tt::Int(n, sz, enc) => vec![
+                    pool.put(r, n),
+                    info(Kind::Int, 0, false),
+                    *sz,
+                    kinds::int_data(*enc as u8, 0, (*sz * 8) as u8),
+                ],
+                Tt::Float(n, sz) => vec![pool.put(r, n), info(Kind::Float, 0, false), *sz],
+                Tt::Mod(k, n, t) => vec![pool.opt(r, *n), info(*k, 0, false), id(*t)],
+                Tt::Array(e, n) => vec![0, info(Kind::Array, 0, false), 0, id(*e), ids[0], *n],
+                Tt::Comp(union, n, sz, ms) => {
+                    if n.is_some() && r.chance(20) {
+                        vec![pool.opt(r, *n), info(Kind::Fwd, 0, *union), 0]
+                    } else {
+                        let k = if *union { Kind::Union } else { Kind::Struct };
+                        let mutate = r.chance(5);
+                        let mut v = vec![pool.opt(r, *n), info(k, ms.len() as u32, false), *sz];
+                        for (mi, (mn, mt, off)) in ms.iter().enumerate() {
+                            let mut t = id(*mt);
+                            if matches!(tt[*mt], Tt::Array(..)) && r.chance(30) {
+                                // a duplicate array, sometimes with another element type
+                                let (e, n) = match tt[*mt] {
+                                    Tt::Array(e, n) => (e, n),
+                                    _ => unreachable!(),
+                                };
+                                let e = if r.chance(50) { r.below(2) } else { e };
+                                t = next_id + extra.len() as u32;
+                                extra.push(vec![0, info(Kind::Array, 0, false), 0, id(e), ids[0], n]);
+                            }
+                            let off = if mutate && mi == 0 { off + 8 } else { *off };
+                            v.extend_from_slice(&[pool.opt(r, *mn), t, off]);
+                        }
+                        struct_ids.push((ids[i], ms.len()));
+                        v
+                    }
+                }
+                Tt::Enum(n, wide, vals) => {
+                    let fwd = n.is_some() && !vals.is_empty() && r.chance(15);
+                    let vals: &[(&str, u64)] = if fwd { &[] } else { vals };
+                    let k = if *wide && !fwd { Kind::Enum64 } else { Kind::Enum };
+                    let mut v = vec![pool.opt(r, *n), info(k, vals.len() as u32, false), if k == Kind::Enum64 { 8 } else { 4 }];
+                    for (vn, val) in vals {
+                        v.push(pool.put(r, vn));
+                        v.push(*val as u32);
+                        if k == Kind::Enum64 {
+                            v.push((*val >> 32) as u32);
+                        }
+                    }
+                    v
+                }
+                Tt::Fwd(n, union) => vec![pool.put(r, n), info(Kind::Fwd, 0, *union), 0],
+                Tt::Proto(ret, ps) => {
+                    let mut v = vec![0, info(Kind::FuncProto, ps.len() as u32, false), id(*ret)];
+                    for (pn, pt) in ps {
+                        v.push(pool.opt(r, *pn));
+                        v.push(id(*pt));
+                    }
+                    v
+                }
+                Tt::Func(n, p) => {
+                    func_ids.push(ids[i]);
+                    vec![pool.put(r, n), info(Kind::Func, 0, false) | 1, id(*p)]
+                }
+            };
+            if matches!(tt[i], Tt::Int(..) | Tt::Comp(..) | Tt::Mod(Kind::Ptr, ..)) {
+                data_ids.push(ids[i]);
+            }
+            words.extend_from_slice(&rec);
+        }
+        next_id += extra.len() as u32;
+        for e in extra {
+            words.extend_from_slice(&e);
+        }
+        if r.chance(30) && !data_ids.is_empty() {
+            let t = data_ids[r.below(data_ids.len())];
+            let name = pool.put(r, "v");
+            words.extend_from_slice(&[name, info(Kind::Var, 0, false), t, 1]);
+            let sec = pool.put(r, ".data");
+            words.extend_from_slice(&[sec, info(Kind::Datasec, 1, false), 8, next_id, 0, 4]);
+            next_id += 2;
+        }
+        if r.chance(40) && !struct_ids.is_empty() {
+            let (s, n) = struct_ids[r.below(struct_ids.len())];
+            let comp = if r.chance(50) { u32::MAX } else { r.below(n) as u32 };
+            let name = pool.put(r, "tag");
+            words.extend_from_slice(&[name, info(Kind::DeclTag, 0, false), s, comp]);
+            next_id += 1;
+        }
+        if r.chance(30) && !func_ids.is_empty() {
+            let f = func_ids[r.below(func_ids.len())];
+            let name = pool.put(r, "ftag");
+            words.extend_from_slice(&[name, info(Kind::DeclTag, 0, false), f, u32::MAX]);
+            next_id += 1;
+        }
+    }
+    words
+}
+
+fn raw_words(words: &[u32], strs: &[u8]) -> Vec<u8> {
+    raw(&[words], strs)
+}
+
+/// One random case: `(base bytes if split, data bytes)`.
+fn random_case(seed: u64) -> (Option<Vec<u8>>, Vec<u8>) {
+    let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let n = 4 + r.below(20);
+    let tt = gen_template(&mut r, n, Vec::new());
+    if r.chance(30) {
+        // split: dedup'd base from the template, split from an extended template
+        let mut pool = StrPool { data: vec![0], start: 0, first: Default::default(), base: None };
+        let words = { let ncu = 1 + r.below(2); emit(&tt, &mut r, ncu, 1, &mut pool) };
+        let base_raw = raw_words(&words, &pool.data);
+        let base = libbpf_oracle::dedup_bytes(&base_raw, None, false).expect("base dedups");
+        let base_btf = read::parse(&base, None).unwrap();
+        let (bstrs, bcnt) = (base_btf.strings().as_bytes().to_vec(), base_btf.type_cnt());
+        let m = tt.len() + r.below(8);
+        let tt2 = gen_template(&mut r, m, tt);
+        let mut pool = StrPool { data: Vec::new(), start: bstrs.len() as u32, first: Default::default(), base: Some(&bstrs) };
+        let words = { let ncu = 1 + r.below(3); emit(&tt2, &mut r, ncu, bcnt, &mut pool) };
+        (Some(base), raw_words(&words, &pool.data))
+    } else {
+        let mut pool = StrPool { data: vec![0], start: 0, first: Default::default(), base: None };
+        let words = { let ncu = 1 + r.below(4); emit(&tt, &mut r, ncu, 1, &mut pool) };
+        (None, raw_words(&words, &pool.data))
+    }
+}
+
+#[test]
+fn random_btf_matches_libbpf() {
+    let cases: u64 = std::env::var("DEDUP_RANDOM_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400);
+    let (mut failed, mut shrunk) = (0, 0);
+    for seed in 0..cases {
+        let (base, data) = random_case(seed);
+        check_bytes(&format!("random seed {seed}"), &data, base.as_deref());
+        match libbpf_oracle::dedup_bytes(&data, base.as_deref(), false) {
+            Ok(out) => shrunk += usize::from(sections(&out).0.len() < sections(&data).0.len()),
+            Err(_) => failed += 1,
+        }
+    }
+    // The generator must produce mostly valid, mostly deduplicable BTF to be worth anything.
+    assert!(failed * 20 <= cases, "{failed} of {cases} random cases rejected by libbpf");
+    assert!(shrunk as u64 * 2 >= cases, "only {shrunk} of {cases} random cases shrank");
+}
+
+// ---------------------------------------------------------------------------------------------
+// large inputs
+
+const PAHOLE_HEAD: &str = "/work/shared/oracles/vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf";
+const KERNEL_PREDEDUP: &str = "/root/.cache/dwarf2btf/vmlinux-6.1.0-57.prededup.btf";
+
+fn compare_large(name: &str, data: &[u8]) -> (usize, usize) {
+    let t = std::time::Instant::now();
+    let lib = libbpf_oracle::dedup_bytes(data, None, false);
+    let lib_time = t.elapsed();
+    let t = std::time::Instant::now();
+    let ours = ours_bytes(data, None, false);
+    let our_time = t.elapsed();
+    eprintln!("{name}: libbpf {lib_time:?}, dwarf2btf {our_time:?}");
+    assert_same(name, &lib, &ours);
+    let out = read::parse(&ours.unwrap(), None).unwrap();
+    (out.own_len(), out.strings().len())
+}
+
+/// Three copies of the deduplicated 6.1 kernel BTF (with FWDs in the later copies), deduplicated
+/// by both: identical bytes, and back to the original's size.
+#[test]
+fn kernel_btf_concatenated_matches_libbpf() {
+    let Ok(data) = std::fs::read(PAHOLE_HEAD) else {
+        eprintln!("skipped: {PAHOLE_HEAD} not found");
+        return;
+    };
+    let src = read::parse(&data, None).unwrap();
+    let big = write::to_bytes(&libbpf_oracle::concat_copies(&src, 3));
+    let (types, _) = compare_large("3 x vmlinux", &big);
+    let orig = src.own_len();
+    assert!(
+        types.abs_diff(orig) * 100 <= orig,
+        "{types} types after dedup vs {orig} in the original"
+    );
+}
+
+/// The encoder's pre-dedup output for the Debian 6.1 vmlinux, when it has been produced.
+#[test]
+fn kernel_prededup_matches_libbpf() {
+    let Ok(data) = std::fs::read(KERNEL_PREDEDUP) else {
+        let required = std::env::var("DWARF2BTF_REQUIRE_KERNEL").is_ok_and(|v| v == "1");
+        assert!(!required, "{KERNEL_PREDEDUP} is missing (DWARF2BTF_REQUIRE_KERNEL=1)");
+        eprintln!("skipped: {KERNEL_PREDEDUP} not found");
+        return;
+    };
+    compare_large("kernel pre-dedup", &data);
+}
