@@ -213,6 +213,8 @@ pub struct Config {
     pub verbose: bool,
     /// Skip deduplication (write the raw per-CU encoding).
     pub no_dedup: bool,
+    /// Which function table design the workers share.
+    pub func_table: crate::functable::Design,
 }
 
 #[cfg(test)]

@@ -53,6 +53,11 @@ struct EncodeArgs {
     /// Verbose output (pahole's -V).
     #[arg(short = 'V', long = "verbose")]
     verbose: bool,
+    /// How parallel encoders share function state: shared (lock-free per-owner lists),
+    /// dashmap (sharded locks) or save-merge (per-encoder lists, grouped at the end).
+    /// The output is byte-identical for all three.
+    #[arg(long = "func-table", value_name = "DESIGN", default_value = "shared")]
+    func_table: dwarf2btf::functable::Design,
     /// Write the BTF without deduplication (debugging aid).
     #[arg(long = "no_dedup", hide = true)]
     no_dedup: bool,
@@ -241,6 +246,7 @@ fn run_encode(args: EncodeArgs) -> Result<ExitCode> {
         lang_exclude,
         verbose: args.verbose,
         no_dedup: args.no_dedup,
+        func_table: args.func_table,
     };
     let summary = pipeline::run(&config)?;
     if let Some(why) = &summary.nothing_written {
@@ -250,9 +256,11 @@ fn run_encode(args: EncodeArgs) -> Result<ExitCode> {
         );
     } else if args.verbose {
         eprintln!(
-            "dwarf2btf: {} CUs ({} skipped), {} types ({} before dedup), {} bytes, {:.2}s",
+            "dwarf2btf: {} CUs ({} skipped), {} functions ({} skipped), {} types ({} before dedup), {} bytes, {:.2}s",
             summary.cus,
             summary.cus_skipped,
+            summary.funcs,
+            summary.funcs_skipped,
             summary.types,
             summary.types_before_dedup,
             summary.bytes,

@@ -1,18 +1,48 @@
-//! The encoding run: input → per-CU decoding and encoding → dedup → output.
+//! The encoding run: threads, CU scheduling, merge order, dedup, output.
 //!
-//! CUs are encoded in DWARF order into one BTF, so type ids follow pahole's layout exactly
-//! (CU types, in CU order). What was done is summed up in a [`Summary`].
+//! ```text
+//! ELF ──► ElfFunctions (immutable, shared) ──┐
+//!  │                                          ▼
+//!  └► CUs ─ batches in DWARF order ─► N workers ─ chunk per batch ─► main thread appends
+//!                                      │  function instances          chunks in batch order
+//!                                      ▼                                      │
+//!                              FuncTable (shared │ dashmap │ save-merge)     ▼
+//!                                      └──── after join: final pass (FUNC_PROTO/FUNC, name order)
+//!                                                      + DATASECs ─► dedup ─► file (atomic rename)
+//! ```
+//!
+//! Batches are claimed from an atomic counter; the main thread appends finished chunks
+//! strictly in batch order and frees them, so the output bytes never depend on the number of
+//! workers, on scheduling, or on the function table design. Workers stay at most a few
+//! batches ahead of the merge, which bounds memory.
 
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Condvar, Mutex};
 use std::time::Instant;
 
 use crate::btf::{write, Btf};
 use crate::config::Config;
-use crate::dwarf::types::decode_cu_types;
-use crate::dwarf::units::{unit_headers, Cu, DebugSections};
-use crate::encode::encoder::Encoder;
+use crate::dedup::{dedup, DedupOptions};
+use crate::dwarf::functions::Arch;
+use crate::dwarf::units::{unit_headers, DebugSections};
+use crate::encode::chunk::{Chunk, EncodeContext};
+use crate::encode::concat::append_chunk;
+use crate::encode::func_state::FuncInstance;
+use crate::encode::variables::{PendingSecinfo, VarEncoder};
 use crate::error::{Error, Result};
+use crate::functable::merge::{FinalPass, FuncStats};
+use crate::functable::{self, Design, FuncTable};
 use crate::input::elf::{Elf, Mapped};
+use crate::input::functions::ElfFunctions;
+use crate::input::kfuncs::collect_kfuncs;
 use crate::output::write_atomic;
+
+/// CUs per batch: small enough to balance 2–64 workers over the kernel's ~2,200 CUs, large
+/// enough that the per-chunk overhead stays negligible.
+const BATCH_CUS: usize = 16;
 
 /// What a run did, for the closing line and for tests.
 #[derive(Clone, Debug, Default)]
@@ -21,6 +51,8 @@ pub struct Summary {
     pub cus_skipped: usize,
     pub types_before_dedup: u32,
     pub types: u32,
+    pub funcs: usize,
+    pub funcs_skipped: usize,
     pub bytes: usize,
     /// Nothing was written: the input has no DWARF, or no CU produced a type.
     pub nothing_written: Option<String>,
@@ -33,11 +65,14 @@ pub fn run(config: &Config) -> Result<Summary> {
     let mapped = Mapped::open(&config.input)?;
     let elf = Elf::parse(&mapped)?;
     let mut summary = Summary::default();
-    let Some(btf) = encode(&elf, &mapped, config, &mut summary)? else {
+    let Some(mut btf) = encode(&elf, &mapped, config, &mut summary)? else {
         summary.seconds = start.elapsed().as_secs_f64();
         return Ok(summary);
     };
     summary.types_before_dedup = btf.type_cnt() - 1;
+    if !config.no_dedup {
+        dedup(&mut btf, &DedupOptions::default())?;
+    }
     let bytes = write::to_bytes(&btf);
     summary.types = btf.type_cnt() - 1;
     summary.bytes = bytes.len();
@@ -46,7 +81,7 @@ pub fn run(config: &Config) -> Result<Summary> {
     Ok(summary)
 }
 
-/// Decodes and encodes every CU; `None` when there is nothing to write.
+/// Encodes every CU, functions and variables; `None` when there is nothing to write.
 pub fn encode(
     elf: &Elf<'_>,
     mapped: &Mapped,
@@ -59,37 +94,67 @@ pub fn encode(
         return Ok(None);
     };
     let dwarf = sections.dwarf();
-    let mut btf = Btf::new();
-    btf.endian = elf.endian;
-    let mut encoder = Encoder::default();
-    let little = elf.endian == crate::btf::Endian::Little;
-    let info_base = sections.info_bytes().as_ptr() as usize;
-    let map_range = mapped.bytes().as_ptr_range();
-    for header in unit_headers(&dwarf, path)? {
-        let cu = Cu::new(&dwarf, header, little).map_err(|e| Error::BadDwarf {
-            path: path.to_path_buf(),
-            cu_offset: header.offset().0 as u64,
-            reason: e.to_string(),
-        })?;
-        summary.cus += 1;
-        if cu
-            .language
-            .is_some_and(|l| config.lang_exclude.contains(&l.0))
-        {
-            summary.cus_skipped += 1;
-            continue;
+    let headers = unit_headers(&dwarf, path)?;
+    let mut funcs = ElfFunctions::collect(elf)?;
+    let mut messages = Vec::new();
+    if config.features.decl_tag_kfuncs {
+        messages.extend(collect_kfuncs(elf, &mut funcs)?);
+    }
+    let vars = VarEncoder::new(elf, &config.features)?;
+    let arch = Arch::from_elf_machine(elf.machine);
+    let info = sections.info_bytes();
+    let release = |range: Range<usize>| release_info_pages(mapped, info, range);
+    let mut ctx = EncodeContext {
+        path,
+        dwarf: &dwarf,
+        headers: &headers,
+        features: &config.features,
+        lang_exclude: &config.lang_exclude,
+        endian: elf.endian,
+        funcs: &funcs,
+        vars: &vars,
+        arch: &arch,
+        index_cu: None,
+        verbose: config.verbose,
+        release: &release,
+    };
+    ctx.index_cu = ctx.find_index_cu()?;
+    let run = match config.func_table {
+        Design::Shared => encode_with::<functable::shared::SharedTable<FuncInstance<'_>>>(&ctx, config),
+        Design::Dashmap => {
+            encode_with::<functable::dashmap::DashmapTable<FuncInstance<'_>>>(&ctx, config)
         }
-        let types = decode_cu_types(&dwarf, &cu, &config.features).map_err(|e| Error::BadDwarf {
-            path: path.to_path_buf(),
-            cu_offset: if e.die_offset != 0 { e.die_offset } else { cu.offset as u64 },
-            reason: e.reason,
-        })?;
-        encoder.encode_cu_types(&mut btf, &types, &config.features, cu.offset as u64)?;
-        // The CU's DWARF is done with: let its pages leave the resident set.
-        if map_range.contains(&(info_base as *const u8)) {
-            let start = info_base - map_range.start as usize + cu.range().start;
-            let len = cu.range().len();
-            mapped.release(start.saturating_sub(64 * 1024)..start + len);
+        Design::SaveMerge => {
+            encode_with::<functable::save_merge::SaveMergeTable<FuncInstance<'_>>>(&ctx, config)
+        }
+    }?;
+    let Merged {
+        mut btf,
+        chunk_offsets,
+        mut secinfos,
+        groups,
+        cus,
+        cus_skipped,
+        chunk_messages,
+    } = run;
+    summary.cus = cus;
+    summary.cus_skipped = cus_skipped;
+    messages.extend(chunk_messages);
+    let stdout = std::io::stdout();
+    let stats: FuncStats = FinalPass {
+        btf: &mut btf,
+        chunk_offsets: &chunk_offsets,
+        features: &config.features,
+        log: config.verbose.then(|| stdout.lock()),
+    }
+    .run(&funcs, groups)?;
+    summary.funcs = stats.emitted;
+    summary.funcs_skipped = stats.skipped;
+    vars.add_datasecs(&mut btf, &mut secinfos)?;
+    if !messages.is_empty() {
+        let mut out = std::io::stdout().lock();
+        for m in &messages {
+            let _ = writeln!(out, "{m}");
         }
     }
     if btf.type_cnt() == 1 {
@@ -97,4 +162,152 @@ pub fn encode(
         return Ok(None);
     }
     Ok(Some(btf))
+}
+
+/// The concatenated chunks and what the final pass needs.
+struct Merged<'a> {
+    btf: Btf,
+    chunk_offsets: Vec<u32>,
+    secinfos: Vec<PendingSecinfo>,
+    groups: Vec<Vec<FuncInstance<'a>>>,
+    cus: usize,
+    cus_skipped: usize,
+    chunk_messages: Vec<String>,
+}
+
+/// Runs the workers with table design `T` and appends their chunks in order.
+fn encode_with<'a, T: FuncTable<FuncInstance<'a>>>(
+    ctx: &EncodeContext<'a, '_>,
+    config: &Config,
+) -> Result<Merged<'a>> {
+    let n_cus = ctx.headers.len();
+    let batches: Vec<Range<usize>> = (0..n_cus)
+        .step_by(BATCH_CUS)
+        .map(|s| s..(s + BATCH_CUS).min(n_cus))
+        .collect();
+    let jobs = config.jobs.clamp(1, batches.len().max(1));
+    let table = T::new(ctx.funcs.len(), jobs);
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let window = Window::new(2 * jobs + 2);
+    let (tx, rx) = mpsc::channel::<(usize, Result<Chunk>)>();
+    let mut merged = Merged {
+        btf: {
+            let mut b = Btf::new();
+            b.endian = ctx.endian;
+            b
+        },
+        chunk_offsets: vec![0; batches.len()],
+        secinfos: Vec::new(),
+        groups: Vec::new(),
+        cus: 0,
+        cus_skipped: 0,
+        chunk_messages: Vec::new(),
+    };
+    let outcome = std::thread::scope(|s| -> Result<()> {
+        for owner in 0..jobs {
+            let tx = tx.clone();
+            let (table, next, failed, window, batches) = (&table, &next, &failed, &window, &batches);
+            s.spawn(move || {
+                let mut saver = table.saver(owner as u32);
+                loop {
+                    let b = next.fetch_add(1, Ordering::Relaxed);
+                    if b >= batches.len() || failed.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    window.wait_for(b);
+                    let chunk = ctx.encode_batch(batches[b].clone(), b as u32, &mut saver);
+                    if tx.send((b, chunk)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut pending = BTreeMap::new();
+        let mut index_type = None;
+        let mut expected = 0usize;
+        for (b, chunk) in rx {
+            pending.insert(b, chunk);
+            while let Some(chunk) = pending.remove(&expected) {
+                let chunk = match chunk {
+                    Ok(c) => c,
+                    Err(e) => {
+                        failed.store(true, Ordering::Relaxed);
+                        window.release_all();
+                        return Err(e);
+                    }
+                };
+                let offset =
+                    append_chunk(&mut merged.btf, &chunk.btf, &mut index_type, chunk.index_local)?;
+                merged.chunk_offsets[expected] = offset;
+                merged
+                    .secinfos
+                    .extend(chunk.secinfos.iter().map(|p| PendingSecinfo {
+                        var_id: p.var_id + offset,
+                        ..*p
+                    }));
+                merged.cus += chunk.cus;
+                merged.cus_skipped += chunk.cus_skipped;
+                merged.chunk_messages.extend(chunk.messages);
+                expected += 1;
+                window.advance(expected);
+            }
+        }
+        if expected != batches.len() {
+            return Err(Error::BadBtf("a worker stopped before its batch was done".into()));
+        }
+        Ok(())
+    });
+    if let Err(e) = outcome {
+        return Err(e);
+    }
+    merged.groups = table.finish();
+    Ok(merged)
+}
+
+/// Lets workers run at most `size` batches ahead of the merge (bounds memory).
+struct Window {
+    size: usize,
+    merged: Mutex<usize>,
+    cond: Condvar,
+}
+
+impl Window {
+    fn new(size: usize) -> Self {
+        Window {
+            size,
+            merged: Mutex::new(0),
+            cond: Condvar::new(),
+        }
+    }
+
+    fn wait_for(&self, batch: usize) {
+        let mut merged = self.merged.lock().unwrap_or_else(|e| e.into_inner());
+        while batch >= *merged + self.size {
+            merged = self.cond.wait(merged).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn advance(&self, merged: usize) {
+        *self.merged.lock().unwrap_or_else(|e| e.into_inner()) = merged;
+        self.cond.notify_all();
+    }
+
+    fn release_all(&self) {
+        self.advance(usize::MAX / 2);
+    }
+}
+
+/// Drops the resident pages of a finished CU's `.debug_info` range when the section is
+/// mapped straight from the file (not decompressed or relocated into memory). The 64 KiB
+/// before the CU go too: the kernel's fault-around maps them in with the CU's first page.
+fn release_info_pages(mapped: &Mapped, info: &[u8], range: Range<usize>) {
+    let map = mapped.bytes().as_ptr_range();
+    let info_start = info.as_ptr();
+    if !map.contains(&info_start) {
+        return;
+    }
+    let base = info_start as usize - map.start as usize;
+    mapped.release(base + range.start.saturating_sub(64 * 1024)..base + range.end);
 }

@@ -134,7 +134,9 @@ fn assert_same(name: &str, lib: &Result<Vec<u8>, i32>, ours: &Result<Vec<u8>, St
             if lt != ot || ls != os {
                 let summary = |b: &[u8]| {
                     read::parse(b, None)
-                        .map(|x| format!("{} types, {} string bytes", x.own_len(), x.strings().len()))
+                        .map(|x| {
+                            format!("{} types, {} string bytes", x.own_len(), x.strings().len())
+                        })
                         .unwrap_or_else(|_| "split".into())
                 };
                 panic!(
@@ -188,8 +190,14 @@ fn check_ops(name: &str, ops: &[Op], base: Option<&[u8]>) {
     let pre = write::to_bytes(&ours);
     for force in [false, true] {
         let lib = libbpf_oracle::dedup_ops(ops, base, force);
-        let (lpre, _) = lib.as_ref().unwrap_or_else(|e| panic!("{name}: libbpf error {e}"));
-        assert_eq!(sections(lpre), sections(&pre), "{name}: built inputs differ");
+        let (lpre, _) = lib
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{name}: libbpf error {e}"));
+        assert_eq!(
+            sections(lpre),
+            sections(&pre),
+            "{name}: built inputs differ"
+        );
         let mut mine = ours.clone();
         let r = dedup(
             &mut mine,
@@ -218,7 +226,13 @@ fn raw(records: &[&[u32]], strs: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&0xeb9fu16.to_le_bytes());
     out.extend_from_slice(&[1, 0]);
-    for v in [24u32, 0, types.len() as u32, types.len() as u32, strs.len() as u32] {
+    for v in [
+        24u32,
+        0,
+        types.len() as u32,
+        types.len() as u32,
+        strs.len() as u32,
+    ] {
         out.extend_from_slice(&v.to_le_bytes());
     }
     out.extend_from_slice(&types);
@@ -252,17 +266,7 @@ fn duplicate_and_suffix_strings() {
     let a = [1, info(Kind::Int, 0, false), 4, kinds::int_data(1, 0, 32)];
     let b = [9, info(Kind::Int, 0, false), 4, kinds::int_data(1, 0, 32)];
     let c = [2, info(Kind::Int, 0, false), 2, kinds::int_data(0, 0, 16)];
-    let s = [
-        7,
-        info(Kind::Struct, 2, false),
-        8,
-        5,
-        1,
-        0,
-        13,
-        2,
-        32,
-    ];
+    let s = [7, info(Kind::Struct, 2, false), 8, 5, 1, 0, 13, 2, 32];
     let t = [14, info(Kind::Typedef, 0, false), 4];
     check_bytes("suffix strings", &raw(&[&a, &b, &c, &s, &t], strs), None);
 }
@@ -318,21 +322,21 @@ fn struct_example_2() {
         Field(Some("back"), 5, 0, 0), //   struct s *back
         Ptr(2),                       // [5]
         // CU 2
-        Int("int", 4, SIGNED),          // [6]
-        Fwd("t", false),                // [7]
-        Ptr(7),                         // [8]
-        Struct(Some("s"), 16),          // [9]
-        Field(Some("x"), 8, 0, 0),      //
-        Field(Some("y"), 6, 64, 0),     //
-        Typedef("s_t", 9),              // [10]
-        Ptr(10),                        // [11]
-        Struct(Some("u"), 8),           // [12]
-        Field(Some("p"), 11, 0, 0),     //
-        Fwd("s", false),                // [13]
-        Struct(Some("v"), 8),           // [14]
-        Field(Some("q"), 15, 0, 0),     //
-        Ptr(13),                        // [15]
-        Typedef("s_t", 2),              // [16]
+        Int("int", 4, SIGNED),      // [6]
+        Fwd("t", false),            // [7]
+        Ptr(7),                     // [8]
+        Struct(Some("s"), 16),      // [9]
+        Field(Some("x"), 8, 0, 0),  //
+        Field(Some("y"), 6, 64, 0), //
+        Typedef("s_t", 9),          // [10]
+        Ptr(10),                    // [11]
+        Struct(Some("u"), 8),       // [12]
+        Field(Some("p"), 11, 0, 0), //
+        Fwd("s", false),            // [13]
+        Struct(Some("v"), 8),       // [14]
+        Field(Some("q"), 15, 0, 0), //
+        Ptr(13),                    // [15]
+        Typedef("s_t", 2),          // [16]
     ];
     check_ops("struct example #2", &ops, None);
 }
@@ -341,21 +345,21 @@ fn struct_example_2() {
 fn standalone_fwd_declarations() {
     use Op::*;
     let ops = [
-        Fwd("s1", false),           // [1]
-        Fwd("u1", true),            // [2]
-        Ptr(1),                     // [3]
-        Ptr(2),                     // [4]
-        Int("int", 4, SIGNED),      // [5]
-        Struct(Some("s1"), 4),      // [6]
-        Field(Some("x"), 5, 0, 0),  //
-        Union(Some("u1"), 4),       // [7]
-        Field(Some("x"), 5, 0, 0),  //
-        Fwd("s2", true),            // [8] wrong kind for struct s2 below
-        Struct(Some("s2"), 4),      // [9]
-        Field(Some("x"), 5, 0, 0),  //
-        Fwd("u2", false),           // [10] wrong kind for union u2
-        Union(Some("u2"), 4),       // [11]
-        Field(Some("x"), 5, 0, 0),  //
+        Fwd("s1", false),          // [1]
+        Fwd("u1", true),           // [2]
+        Ptr(1),                    // [3]
+        Ptr(2),                    // [4]
+        Int("int", 4, SIGNED),     // [5]
+        Struct(Some("s1"), 4),     // [6]
+        Field(Some("x"), 5, 0, 0), //
+        Union(Some("u1"), 4),      // [7]
+        Field(Some("x"), 5, 0, 0), //
+        Fwd("s2", true),           // [8] wrong kind for struct s2 below
+        Struct(Some("s2"), 4),     // [9]
+        Field(Some("x"), 5, 0, 0), //
+        Fwd("u2", false),          // [10] wrong kind for union u2
+        Union(Some("u2"), 4),      // [11]
+        Field(Some("x"), 5, 0, 0), //
     ];
     check_ops("standalone fwd", &ops, None);
 }
@@ -364,18 +368,18 @@ fn standalone_fwd_declarations() {
 fn ambiguous_fwd() {
     use Op::*;
     let ops = [
-        Int("int", 4, SIGNED),      // [1]
-        Fwd("s", false),            // [2] two structs named s: stays a FWD
-        Ptr(2),                     // [3]
-        Struct(Some("s"), 4),       // [4]
-        Field(Some("a"), 1, 0, 0),  //
-        Struct(Some("s"), 4),       // [5]
-        Field(Some("b"), 1, 0, 0),  //
-        Fwd("t", false),            // [6] struct t and union t: also ambiguous
-        Struct(Some("t"), 4),       // [7]
-        Field(Some("a"), 1, 0, 0),  //
-        Union(Some("t"), 4),        // [8]
-        Field(Some("a"), 1, 0, 0),  //
+        Int("int", 4, SIGNED),     // [1]
+        Fwd("s", false),           // [2] two structs named s: stays a FWD
+        Ptr(2),                    // [3]
+        Struct(Some("s"), 4),      // [4]
+        Field(Some("a"), 1, 0, 0), //
+        Struct(Some("s"), 4),      // [5]
+        Field(Some("b"), 1, 0, 0), //
+        Fwd("t", false),           // [6] struct t and union t: also ambiguous
+        Struct(Some("t"), 4),      // [7]
+        Field(Some("a"), 1, 0, 0), //
+        Union(Some("t"), 4),       // [8]
+        Field(Some("a"), 1, 0, 0), //
     ];
     check_ops("ambiguous fwd", &ops, None);
 }
@@ -410,23 +414,23 @@ fn recursive_typedef() {
 fn typedef_tricks() {
     use Op::*;
     let ops = [
-        Int("int", 4, SIGNED),      // [1]
-        Int("long", 8, SIGNED),     // [2]
-        Typedef("t", 1),            // [3] typedef int t
-        Typedef("t", 2),            // [4] typedef long t (different)
-        Typedef("t", 1),            // [5] dup of [3]
-        Struct(Some("s"), 8),       // [6] struct s { t a; } using [3]
-        Field(Some("a"), 3, 0, 0),  //
-        Struct(Some("s"), 8),       // [7] same through [5]
-        Field(Some("a"), 5, 0, 0),  //
-        Struct(Some("s"), 8),       // [8] through [4]: different
-        Field(Some("a"), 4, 0, 0),  //
-        Typedef("st", 6),           // [9]
-        Typedef("st", 8),           // [10]
-        Ptr(9),                     // [11]
-        Ptr(10),                    // [12]
-        Typedef("v", 0),            // [13] typedef void v
-        Typedef("v", 0),            // [14]
+        Int("int", 4, SIGNED),     // [1]
+        Int("long", 8, SIGNED),    // [2]
+        Typedef("t", 1),           // [3] typedef int t
+        Typedef("t", 2),           // [4] typedef long t (different)
+        Typedef("t", 1),           // [5] dup of [3]
+        Struct(Some("s"), 8),      // [6] struct s { t a; } using [3]
+        Field(Some("a"), 3, 0, 0), //
+        Struct(Some("s"), 8),      // [7] same through [5]
+        Field(Some("a"), 5, 0, 0), //
+        Struct(Some("s"), 8),      // [8] through [4]: different
+        Field(Some("a"), 4, 0, 0), //
+        Typedef("st", 6),          // [9]
+        Typedef("st", 8),          // [10]
+        Ptr(9),                    // [11]
+        Ptr(10),                   // [12]
+        Typedef("v", 0),           // [13] typedef void v
+        Typedef("v", 0),           // [14]
     ];
     check_ops("typedef tricks", &ops, None);
 }
@@ -458,11 +462,11 @@ fn enum_fwd_resolution() {
 fn enum_fwd_enum64() {
     use Op::*;
     let ops = [
-        Enum(Some("e"), 4), // [1] fwd
+        Enum(Some("e"), 4),          // [1] fwd
         Enum64(Some("e"), 8, false), // [2] full enum64
         Enum64Val("BIG", 1 << 40),
         Enum64(Some("e"), 8, true), // [3] enum64 fwd
-        Enum(Some("f"), 4), // [4] full enum f
+        Enum(Some("f"), 4),         // [4] full enum f
         EnumVal("F", 7),
         Enum64(Some("f"), 8, false), // [5] enum64 fwd f
         Enum64(Some("e"), 8, false), // [6] dup of [2]
@@ -496,35 +500,35 @@ fn int_float_dedup() {
 fn func_proto_decl_tag() {
     use Op::*;
     let ops = [
-        Int("int", 4, SIGNED),      // [1]
-        FuncProto(1),               // [2] int (int a, int b)
+        Int("int", 4, SIGNED), // [1]
+        FuncProto(1),          // [2] int (int a, int b)
         Param(Some("a"), 1),
         Param(Some("b"), 1),
         Func("f", kinds::FUNC_GLOBAL, 2), // [3]
-        FuncProto(1),               // [4] dup
+        FuncProto(1),                     // [4] dup
         Param(Some("a"), 1),
         Param(Some("b"), 1),
         Func("f", kinds::FUNC_GLOBAL, 4), // [5] dup
         Func("f", kinds::FUNC_STATIC, 4), // [6] different linkage
-        DeclTag("t1", 3, -1),       // [7]
-        DeclTag("t1", 5, -1),       // [8] dup
-        DeclTag("t1", 5, 1),        // [9] param tag
-        FuncProto(0),               // [10] void (void)
-        FuncProto(0),               // [11] void (...)
+        DeclTag("t1", 3, -1),             // [7]
+        DeclTag("t1", 5, -1),             // [8] dup
+        DeclTag("t1", 5, 1),              // [9] param tag
+        FuncProto(0),                     // [10] void (void)
+        FuncProto(0),                     // [11] void (...)
         Param(None, 0),
-        FuncProto(1),               // [12] int (int x) - different name
+        FuncProto(1), // [12] int (int x) - different name
         Param(Some("x"), 1),
         Var("v", kinds::VAR_GLOBAL_ALLOCATED, 1), // [13]
         Var("v", kinds::VAR_GLOBAL_ALLOCATED, 1), // [14] VARs never dedup
-        Datasec(".data", 8),        // [15]
+        Datasec(".data", 8),                      // [15]
         SecVar(13, 0, 4),
         SecVar(14, 4, 4),
-        DeclTag("vt", 13, -1),      // [16]
-        DeclTag("vt", 14, -1),      // [17]
-        Typedef("td", 1),           // [18]
-        DeclTag("tt", 18, -1),      // [19]
-        Typedef("td", 1),           // [20]
-        DeclTag("tt", 20, -1),      // [21]
+        DeclTag("vt", 13, -1), // [16]
+        DeclTag("vt", 14, -1), // [17]
+        Typedef("td", 1),      // [18]
+        DeclTag("tt", 18, -1), // [19]
+        Typedef("td", 1),      // [20]
+        DeclTag("tt", 20, -1), // [21]
     ];
     check_ops("func/proto/decl_tag", &ops, None);
 }
@@ -533,21 +537,21 @@ fn func_proto_decl_tag() {
 fn type_tags() {
     use Op::*;
     let ops = [
-        Int("int", 4, SIGNED),      // [1]
-        TypeTag("tag1", 1),         // [2]
-        TypeTag("tag2", 2),         // [3]
-        Ptr(3),                     // [4]
-        TypeTag("tag1", 1),         // [5]
-        TypeTag("tag2", 5),         // [6]
-        Ptr(6),                     // [7]
-        TypeTag("tag2", 1),         // [8] different order
-        TypeTag("tag1", 8),         // [9]
-        Ptr(9),                     // [10]
-        Struct(Some("s"), 8),       // [11]
+        Int("int", 4, SIGNED), // [1]
+        TypeTag("tag1", 1),    // [2]
+        TypeTag("tag2", 2),    // [3]
+        Ptr(3),                // [4]
+        TypeTag("tag1", 1),    // [5]
+        TypeTag("tag2", 5),    // [6]
+        Ptr(6),                // [7]
+        TypeTag("tag2", 1),    // [8] different order
+        TypeTag("tag1", 8),    // [9]
+        Ptr(9),                // [10]
+        Struct(Some("s"), 8),  // [11]
         Field(Some("p"), 4, 0, 0),
-        Struct(Some("s"), 8),       // [12]
+        Struct(Some("s"), 8), // [12]
         Field(Some("p"), 7, 0, 0),
-        Struct(Some("s"), 8),       // [13]
+        Struct(Some("s"), 8), // [13]
         Field(Some("p"), 10, 0, 0),
     ];
     check_ops("type tags", &ops, None);
@@ -561,33 +565,33 @@ fn array_quirk_identical_types() {
     // which libbpf >= 1.6 accepts because of its ARRAY bug.
     let ops = [
         Int("char", 1, kinds::INT_CHAR as u32), // [1]
-        Int("int", 4, SIGNED),      // [2]
-        Array(2, 1, 4),             // [3] char[4]
-        Struct(Some("s"), 8),       // [4]
+        Int("int", 4, SIGNED),                  // [2]
+        Array(2, 1, 4),                         // [3] char[4]
+        Struct(Some("s"), 8),                   // [4]
         Field(Some("a"), 3, 0, 0),
         Field(Some("b"), 3, 32, 0),
         // CU 2: identical duplicates
-        Array(2, 1, 4),             // [5]
-        Array(2, 1, 4),             // [6]
-        Struct(Some("s"), 8),       // [7]
+        Array(2, 1, 4),       // [5]
+        Array(2, 1, 4),       // [6]
+        Struct(Some("s"), 8), // [7]
         Field(Some("a"), 5, 0, 0),
         Field(Some("b"), 6, 32, 0),
         // CU 3: different element types, same count
-        Array(2, 1, 4),             // [8] char[4]
-        Array(2, 2, 4),             // [9] int[4]
-        Struct(Some("s"), 8),       // [10]
+        Array(2, 1, 4),       // [8] char[4]
+        Array(2, 2, 4),       // [9] int[4]
+        Struct(Some("s"), 8), // [10]
         Field(Some("a"), 8, 0, 0),
         Field(Some("b"), 9, 32, 0),
         // CU 4: struct pointers duplicated
-        Struct(Some("n"), 16),      // [11]
+        Struct(Some("n"), 16), // [11]
         Field(Some("x"), 12, 0, 0),
         Field(Some("y"), 12, 64, 0),
-        Ptr(4),                     // [12]
-        Struct(Some("n"), 16),      // [13]
+        Ptr(4),                // [12]
+        Struct(Some("n"), 16), // [13]
         Field(Some("x"), 14, 0, 0),
         Field(Some("y"), 15, 64, 0),
-        Ptr(7),                     // [14]
-        Ptr(10),                    // [15]
+        Ptr(7),  // [14]
+        Ptr(10), // [15]
     ];
     check_ops("array quirk", &ops, None);
 }
@@ -596,17 +600,17 @@ fn array_quirk_identical_types() {
 fn split_base() -> Vec<u8> {
     use Op::*;
     let ops = [
-        Int("int", 4, SIGNED),      // [1]
-        Struct(Some("s"), 16),      // [2]
+        Int("int", 4, SIGNED), // [1]
+        Struct(Some("s"), 16), // [2]
         Field(Some("a"), 1, 0, 0),
         Field(Some("p"), 3, 64, 0),
-        Ptr(2),                     // [3]
-        Fwd("t", false),            // [4]
-        Ptr(4),                     // [5]
-        Typedef("td", 1),           // [6]
-        Enum(Some("e"), 4),         // [7] enum fwd in base
-        Struct(Some("w"), 8),       // [8]
-        Field(Some("q"), 5, 0, 0),  //   struct t *q (base FWD)
+        Ptr(2),                    // [3]
+        Fwd("t", false),           // [4]
+        Ptr(4),                    // [5]
+        Typedef("td", 1),          // [6]
+        Enum(Some("e"), 4),        // [7] enum fwd in base
+        Struct(Some("w"), 8),      // [8]
+        Field(Some("q"), 5, 0, 0), //   struct t *q (base FWD)
     ];
     let mut b = Btf::new();
     for op in &ops {
@@ -620,17 +624,17 @@ fn split_maps_to_base() {
     use Op::*;
     let base = split_base();
     let ops = [
-        Int("int", 4, SIGNED),      // [9]
-        Struct(Some("s"), 16),      // [10] = base [2]
+        Int("int", 4, SIGNED), // [9]
+        Struct(Some("s"), 16), // [10] = base [2]
         Field(Some("a"), 9, 0, 0),
         Field(Some("p"), 11, 64, 0),
-        Ptr(10),                    // [11]
-        Typedef("td", 9),           // [12] (v1.7.0: base typedefs never match)
-        Ptr(12),                    // [13]
-        Struct(Some("new"), 8),     // [14] split only
+        Ptr(10),                // [11]
+        Typedef("td", 9),       // [12] (v1.7.0: base typedefs never match)
+        Ptr(12),                // [13]
+        Struct(Some("new"), 8), // [14] split only
         Field(Some("s"), 11, 0, 0),
-        Ptr(3),                     // [15] = base ptr
-        Enum(Some("e"), 4),         // [16] full enum e
+        Ptr(3),             // [15] = base ptr
+        Enum(Some("e"), 4), // [16] full enum e
         EnumVal("E", 1),
     ];
     check_ops("split: maps to base", &ops, Some(&base));
@@ -641,17 +645,17 @@ fn split_base_fwd_and_split_struct() {
     use Op::*;
     let base = split_base();
     let ops = [
-        Int("int", 4, SIGNED),      // [9]
-        Struct(Some("t"), 4),       // [10] full t; base has only FWD t
+        Int("int", 4, SIGNED), // [9]
+        Struct(Some("t"), 4),  // [10] full t; base has only FWD t
         Field(Some("x"), 9, 0, 0),
-        Ptr(10),                    // [11]
-        Struct(Some("w"), 8),       // [12] w with full t: not equal to base w (adjust_canon)
+        Ptr(10),              // [11]
+        Struct(Some("w"), 8), // [12] w with full t: not equal to base w (adjust_canon)
         Field(Some("q"), 11, 0, 0),
-        Fwd("t", false),            // [13] split fwd t
-        Ptr(13),                    // [14]
-        Struct(Some("w"), 8),       // [15] w with fwd t: maps to base w
+        Fwd("t", false),      // [13] split fwd t
+        Ptr(13),              // [14]
+        Struct(Some("w"), 8), // [15] w with fwd t: maps to base w
         Field(Some("q"), 14, 0, 0),
-        Ptr(4),                     // [16] ptr to base FWD
+        Ptr(4), // [16] ptr to base FWD
     ];
     check_ops("split: base fwd + split struct", &ops, Some(&base));
 }
@@ -672,7 +676,10 @@ fn bad_input_is_an_error() {
         ("dangling", vec![&int[..], &dangling[..]]),
         ("ptr cycle", vec![&int[..], &int[..], &self_ptr[..]]),
         ("bad string", vec![&bad_str[..]]),
-        ("struct -> decl_tag", vec![&int[..], &st[..], &st[..], &tag[..], &tag[..]]),
+        (
+            "struct -> decl_tag",
+            vec![&int[..], &st[..], &st[..], &tag[..], &tag[..]],
+        ),
     ] {
         let data = raw(&recs, strs);
         for force in [false, true] {
@@ -713,7 +720,12 @@ enum Tt {
     Float(&'static str, u32),
     Mod(Kind, Option<&'static str>, usize),
     Array(usize, u32),
-    Comp(bool, Option<&'static str>, u32, Vec<(Option<&'static str>, usize, u32)>),
+    Comp(
+        bool,
+        Option<&'static str>,
+        u32,
+        Vec<(Option<&'static str>, usize, u32)>,
+    ),
     Enum(Option<&'static str>, bool, Vec<(&'static str, u64)>),
     Fwd(&'static str, bool),
     Proto(usize, Vec<(Option<&'static str>, usize)>),
@@ -741,26 +753,50 @@ fn gen_template(r: &mut Rng, n: usize, from: Vec<Tt>) -> Vec<Tt> {
     while tt.len() < n {
         let i = tt.len();
         let t = match r.below(16) {
-            0 => Tt::Int(["int", "long", "short"][r.below(3)], [4, 8, 2][r.below(3)], SIGNED),
+            0 => Tt::Int(
+                ["int", "long", "short"][r.below(3)],
+                [4, 8, 2][r.below(3)],
+                SIGNED,
+            ),
             1 => Tt::Float("double", 8),
-            2 | 3 => Tt::Mod(Kind::Ptr, None, if r.chance(10) { NONE } else { data_ref(r, &tt, i) }),
+            2 | 3 => Tt::Mod(
+                Kind::Ptr,
+                None,
+                if r.chance(10) {
+                    NONE
+                } else {
+                    data_ref(r, &tt, i)
+                },
+            ),
             4 => Tt::Mod(
                 [Kind::Const, Kind::Volatile, Kind::Restrict][r.below(3)],
                 None,
                 data_ref(r, &tt, i),
             ),
-            5 => Tt::Mod(Kind::Typedef, Some(["td", "u32", "T"][r.below(3)]), data_ref(r, &tt, i)),
+            5 => Tt::Mod(
+                Kind::Typedef,
+                Some(["td", "u32", "T"][r.below(3)]),
+                data_ref(r, &tt, i),
+            ),
             6 => Tt::Mod(Kind::TypeTag, Some("tag"), data_ref(r, &tt, i)),
             7 => Tt::Array(data_ref(r, &tt, i), [1, 4, 16][r.below(3)]),
             8..=11 => {
                 let union = r.chance(20);
-                let nm = if r.chance(85) { Some(SNAMES[r.below(SNAMES.len())]) } else { None };
+                let nm = if r.chance(85) {
+                    Some(SNAMES[r.below(SNAMES.len())])
+                } else {
+                    None
+                };
                 let nmem = 1 + r.below(4);
                 // members filled in later (may reference later types)
                 Tt::Comp(union, nm, 8 * nmem as u32, vec![(None, NONE, 0); nmem])
             }
             12 => {
-                let nm = if r.chance(70) { Some(["e", "f", "g"][r.below(3)]) } else { None };
+                let nm = if r.chance(70) {
+                    Some(["e", "f", "g"][r.below(3)])
+                } else {
+                    None
+                };
                 let wide = r.chance(25);
                 let nv = if r.chance(15) { 0 } else { 1 + r.below(3) };
                 let vals = (0..nv)
@@ -771,9 +807,22 @@ fn gen_template(r: &mut Rng, n: usize, from: Vec<Tt>) -> Vec<Tt> {
             13 => Tt::Fwd(SNAMES[r.below(SNAMES.len())], r.chance(20)),
             14 => {
                 let np = r.below(3);
-                let ret = if r.chance(20) { NONE } else { data_ref(r, &tt, i) };
+                let ret = if r.chance(20) {
+                    NONE
+                } else {
+                    data_ref(r, &tt, i)
+                };
                 let ps = (0..np)
-                    .map(|_| (if r.chance(80) { Some(NAMES[r.below(NAMES.len())]) } else { None }, data_ref(r, &tt, i)))
+                    .map(|_| {
+                        (
+                            if r.chance(80) {
+                                Some(NAMES[r.below(NAMES.len())])
+                            } else {
+                                None
+                            },
+                            data_ref(r, &tt, i),
+                        )
+                    })
                     .collect();
                 Tt::Proto(ret, ps)
             }
@@ -799,7 +848,11 @@ fn gen_template(r: &mut Rng, n: usize, from: Vec<Tt>) -> Vec<Tt> {
                             break j;
                         }
                     };
-                    *m = (Some(NAMES[k % NAMES.len()]), j, if *union { 0 } else { 64 * k as u32 });
+                    *m = (
+                        Some(NAMES[k % NAMES.len()]),
+                        j,
+                        if *union { 0 } else { 64 * k as u32 },
+                    );
                 }
             }
         }
@@ -903,7 +956,14 @@ fn emit(tt: &[Tt], r: &mut Rng, ncu: usize, start_id: u32, pool: &mut StrPool) -
                                 };
                                 let e = if r.chance(50) { r.below(2) } else { e };
                                 t = next_id + extra.len() as u32;
-                                extra.push(vec![0, info(Kind::Array, 0, false), 0, id(e), ids[0], n]);
+                                extra.push(vec![
+                                    0,
+                                    info(Kind::Array, 0, false),
+                                    0,
+                                    id(e),
+                                    ids[0],
+                                    n,
+                                ]);
                             }
                             let off = if mutate && mi == 0 { off + 8 } else { *off };
                             v.extend_from_slice(&[pool.opt(r, *mn), t, off]);
@@ -915,8 +975,16 @@ fn emit(tt: &[Tt], r: &mut Rng, ncu: usize, start_id: u32, pool: &mut StrPool) -
                 Tt::Enum(n, wide, vals) => {
                     let fwd = n.is_some() && !vals.is_empty() && r.chance(15);
                     let vals: &[(&str, u64)] = if fwd { &[] } else { vals };
-                    let k = if *wide && !fwd { Kind::Enum64 } else { Kind::Enum };
-                    let mut v = vec![pool.opt(r, *n), info(k, vals.len() as u32, false), if k == Kind::Enum64 { 8 } else { 4 }];
+                    let k = if *wide && !fwd {
+                        Kind::Enum64
+                    } else {
+                        Kind::Enum
+                    };
+                    let mut v = vec![
+                        pool.opt(r, *n),
+                        info(k, vals.len() as u32, false),
+                        if k == Kind::Enum64 { 8 } else { 4 },
+                    ];
                     for (vn, val) in vals {
                         v.push(pool.put(r, vn));
                         v.push(*val as u32);
@@ -959,7 +1027,11 @@ fn emit(tt: &[Tt], r: &mut Rng, ncu: usize, start_id: u32, pool: &mut StrPool) -
         }
         if r.chance(40) && !struct_ids.is_empty() {
             let (s, n) = struct_ids[r.below(struct_ids.len())];
-            let comp = if r.chance(50) { u32::MAX } else { r.below(n) as u32 };
+            let comp = if r.chance(50) {
+                u32::MAX
+            } else {
+                r.below(n) as u32
+            };
             let name = pool.put(r, "tag");
             words.extend_from_slice(&[name, info(Kind::DeclTag, 0, false), s, comp]);
             next_id += 1;
@@ -985,20 +1057,44 @@ fn random_case(seed: u64) -> (Option<Vec<u8>>, Vec<u8>) {
     let tt = gen_template(&mut r, n, Vec::new());
     if r.chance(30) {
         // split: dedup'd base from the template, split from an extended template
-        let mut pool = StrPool { data: vec![0], start: 0, first: Default::default(), base: None };
-        let words = { let ncu = 1 + r.below(2); emit(&tt, &mut r, ncu, 1, &mut pool) };
+        let mut pool = StrPool {
+            data: vec![0],
+            start: 0,
+            first: Default::default(),
+            base: None,
+        };
+        let words = {
+            let ncu = 1 + r.below(2);
+            emit(&tt, &mut r, ncu, 1, &mut pool)
+        };
         let base_raw = raw_words(&words, &pool.data);
         let base = libbpf_oracle::dedup_bytes(&base_raw, None, false).expect("base dedups");
         let base_btf = read::parse(&base, None).unwrap();
         let (bstrs, bcnt) = (base_btf.strings().as_bytes().to_vec(), base_btf.type_cnt());
         let m = tt.len() + r.below(8);
         let tt2 = gen_template(&mut r, m, tt);
-        let mut pool = StrPool { data: Vec::new(), start: bstrs.len() as u32, first: Default::default(), base: Some(&bstrs) };
-        let words = { let ncu = 1 + r.below(3); emit(&tt2, &mut r, ncu, bcnt, &mut pool) };
+        let mut pool = StrPool {
+            data: Vec::new(),
+            start: bstrs.len() as u32,
+            first: Default::default(),
+            base: Some(&bstrs),
+        };
+        let words = {
+            let ncu = 1 + r.below(3);
+            emit(&tt2, &mut r, ncu, bcnt, &mut pool)
+        };
         (Some(base), raw_words(&words, &pool.data))
     } else {
-        let mut pool = StrPool { data: vec![0], start: 0, first: Default::default(), base: None };
-        let words = { let ncu = 1 + r.below(4); emit(&tt, &mut r, ncu, 1, &mut pool) };
+        let mut pool = StrPool {
+            data: vec![0],
+            start: 0,
+            first: Default::default(),
+            base: None,
+        };
+        let words = {
+            let ncu = 1 + r.below(4);
+            emit(&tt, &mut r, ncu, 1, &mut pool)
+        };
         (None, raw_words(&words, &pool.data))
     }
 }
@@ -1019,8 +1115,14 @@ fn random_btf_matches_libbpf() {
         }
     }
     // The generator must produce mostly valid, mostly deduplicable BTF to be worth anything.
-    assert!(failed * 20 <= cases, "{failed} of {cases} random cases rejected by libbpf");
-    assert!(shrunk as u64 * 2 >= cases, "only {shrunk} of {cases} random cases shrank");
+    assert!(
+        failed * 20 <= cases,
+        "{failed} of {cases} random cases rejected by libbpf"
+    );
+    assert!(
+        shrunk as u64 * 2 >= cases,
+        "only {shrunk} of {cases} random cases shrank"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1065,7 +1167,10 @@ fn kernel_btf_concatenated_matches_libbpf() {
 fn kernel_prededup_matches_libbpf() {
     let Ok(data) = std::fs::read(KERNEL_PREDEDUP) else {
         let required = std::env::var("DWARF2BTF_REQUIRE_KERNEL").is_ok_and(|v| v == "1");
-        assert!(!required, "{KERNEL_PREDEDUP} is missing (DWARF2BTF_REQUIRE_KERNEL=1)");
+        assert!(
+            !required,
+            "{KERNEL_PREDEDUP} is missing (DWARF2BTF_REQUIRE_KERNEL=1)"
+        );
         eprintln!("skipped: {KERNEL_PREDEDUP} not found");
         return;
     };

@@ -169,7 +169,11 @@ fn set32(b: &mut [u8], pos: usize, v: u32) {
 
 /// Serialises the sample, rewrites word `word` of type `id` with `f`, verifies the bytes.
 #[track_caller]
-fn patched(id_of: impl FnOnce(&Ids) -> u32, word: usize, f: impl FnOnce(u32) -> u32) -> Vec<Problem> {
+fn patched(
+    id_of: impl FnOnce(&Ids) -> u32,
+    word: usize,
+    f: impl FnOnce(u32) -> u32,
+) -> Vec<Problem> {
     let (b, ids) = sample();
     let id = id_of(&ids);
     let mut bytes = write::to_bytes(&b);
@@ -271,7 +275,7 @@ fn section_layout() {
 
     // Strings first, then an unaligned type section: both rules, and the types still check.
     let mut strs = b.strings().as_bytes().to_vec();
-    if strs.len() % 4 == 0 {
+    if strs.len().is_multiple_of(4) {
         strs.push(0);
     }
     let mut bytes = good[..24].to_vec();
@@ -364,7 +368,14 @@ fn name_rules() {
     let p = with_record(|b, ids| vec![b.add_str(b"c"), info(Kind::Const, 0, false), ids.int]);
     assert_only_rule(&p, "M4-name");
     let p = with_record(|b, ids| {
-        vec![b.add_str(b"a"), info(Kind::Array, 0, false), 0, ids.int, ids.int, 1]
+        vec![
+            b.add_str(b"a"),
+            info(Kind::Array, 0, false),
+            0,
+            ids.int,
+            ids.int,
+            1,
+        ]
     });
     assert_only_rule(&p, "M4-name");
     let p = with_record(|b, ids| vec![b.add_str(b"fp"), info(Kind::FuncProto, 0, false), ids.int]);
@@ -411,9 +422,7 @@ fn name_rules() {
     // Name offsets past the string section.
     let p = with_record(|b, ids| vec![b.str_end() + 10, info(Kind::Typedef, 0, false), ids.int]);
     assert_only_rule(&p, "M3-name-offset");
-    let p = with_record(|b, ids| {
-        vec![0, info(Kind::Struct, 1, false), 4, b.str_end(), ids.int, 0]
-    });
+    let p = with_record(|b, ids| vec![0, info(Kind::Struct, 1, false), 4, b.str_end(), ids.int, 0]);
     assert_only_rule(&p, "M3-name-offset");
 }
 
@@ -426,7 +435,12 @@ fn vlen_and_kflag_rules() {
     let p = with_record(|b, _| vec![b.add_str(b"fw"), info(Kind::Fwd, 1, false), 0]);
     assert_only_rule(&p, "M5-vlen");
     let p = with_record(|b, _| {
-        vec![b.add_str(b"i"), info(Kind::Int, 0, true), 4, kinds::int_data(0, 0, 32)]
+        vec![
+            b.add_str(b"i"),
+            info(Kind::Int, 0, true),
+            4,
+            kinds::int_data(0, 0, 32),
+        ]
     });
     assert_only_rule(&p, "M6-kflag");
     let p = with_record(|_, ids| vec![0, info(Kind::Const, 0, true), ids.int]);
@@ -437,12 +451,15 @@ fn vlen_and_kflag_rules() {
     let p = with_record(|b, ids| vec![b.add_str(b"t"), info(Kind::TypeTag, 0, true), ids.int]);
     assert_only_rule(&p, "M6-kflag");
     let p = with_record(|b, ids| {
-        vec![b.add_str(b"t"), info(Kind::DeclTag, 0, true), ids.s, u32::MAX]
+        vec![
+            b.add_str(b"t"),
+            info(Kind::DeclTag, 0, true),
+            ids.s,
+            u32::MAX,
+        ]
     });
     assert_only_rule(&p, "M6-kflag");
-    let p = with_record(|b, ids| {
-        vec![b.add_str(b"g"), info(Kind::Var, 0, true), ids.int, 0]
-    });
+    let p = with_record(|b, ids| vec![b.add_str(b"g"), info(Kind::Var, 0, true), ids.int, 0]);
     assert_only_rule(&p, "M6-kflag");
     // kind_flag is meaningful on STRUCT/UNION (bitfields), FWD (union) and ENUM (signed).
     assert!(with(|b, _| {
@@ -467,9 +484,7 @@ fn referenced_ids() {
     assert_only_rule(&p, "M7-type-id");
     let p = with_record(|b, _| vec![b.add_str(b"z"), info(Kind::Var, 0, false), 0, 0]);
     assert_only_rule(&p, "M7-type-id");
-    let p = with_record(|b, _| {
-        vec![b.add_str(b".z"), info(Kind::Datasec, 1, false), 4, 0, 0, 4]
-    });
+    let p = with_record(|b, _| vec![b.add_str(b".z"), info(Kind::Datasec, 1, false), 4, 0, 0, 4]);
     assert_only_rule(&p, "M7-type-id");
     // Valid but nonexistent ids: a resolve error.
     let p = with_record(|b, _| vec![0, info(Kind::Ptr, 0, false), b.type_cnt() + 10]);
@@ -515,7 +530,14 @@ fn struct_and_union_member_offsets() {
     .is_empty());
     // Union members sit at offset 0.
     let p = with_record(|b, ids| {
-        vec![b.add_str(b"uu"), info(Kind::Union, 1, false), 8, b.add_str(b"m"), ids.int, 32]
+        vec![
+            b.add_str(b"uu"),
+            info(Kind::Union, 1, false),
+            8,
+            b.add_str(b"m"),
+            ids.int,
+            32,
+        ]
     });
     assert_only_rule(&p, "M10-member-offset");
     // An offset past the size.
@@ -545,12 +567,26 @@ fn struct_and_union_member_offsets() {
     // A pointer member that is not byte aligned (old-style, kind_flag 0).
     let p = with_record(|b, _| {
         let ptr = b.add_ref(Kind::Ptr, None, 0).unwrap();
-        vec![b.add_str(b"pp"), info(Kind::Struct, 1, false), 16, b.add_str(b"p"), ptr, 4]
+        vec![
+            b.add_str(b"pp"),
+            info(Kind::Struct, 1, false),
+            16,
+            b.add_str(b"p"),
+            ptr,
+            4,
+        ]
     });
     assert_only_rule(&p, "R5-member");
     // A misaligned FLOAT.
     let p = with_record(|b, ids| {
-        vec![b.add_str(b"ff"), info(Kind::Struct, 1, false), 16, b.add_str(b"f"), ids.float, 32]
+        vec![
+            b.add_str(b"ff"),
+            info(Kind::Struct, 1, false),
+            16,
+            b.add_str(b"f"),
+            ids.float,
+            32,
+        ]
     });
     assert_only_rule(&p, "R5-member");
     // A union member by value.
@@ -565,18 +601,33 @@ fn struct_and_union_member_offsets() {
 fn enum_size() {
     for size in [0, 3, 16] {
         let p = with_record(move |b, _| {
-            vec![b.add_str(b"en"), info(Kind::Enum, 1, false), size, b.add_str(b"V"), 1]
+            vec![
+                b.add_str(b"en"),
+                info(Kind::Enum, 1, false),
+                size,
+                b.add_str(b"V"),
+                1,
+            ]
         });
         assert_only_rule(&p, "M11-enum-size");
     }
     let p = with_record(|b, _| {
-        vec![b.add_str(b"en"), info(Kind::Enum64, 1, false), 16, b.add_str(b"V"), 1, 0]
+        vec![
+            b.add_str(b"en"),
+            info(Kind::Enum64, 1, false),
+            16,
+            b.add_str(b"V"),
+            1,
+            0,
+        ]
     });
     assert_only_rule(&p, "M11-enum-size");
     // A forward-declared enum (vlen 0) of every legal size.
     for size in [1, 2, 4, 8] {
-        assert!(with_record(move |b, _| vec![b.add_str(b"en"), info(Kind::Enum, 0, false), size])
-            .is_empty());
+        assert!(
+            with_record(move |b, _| vec![b.add_str(b"en"), info(Kind::Enum, 0, false), size])
+                .is_empty()
+        );
     }
 }
 
@@ -865,7 +916,8 @@ fn array_index_and_element() {
     let p = with(|b, ids| {
         let odd = b.type_cnt();
         let name = b.add_str(b"u3");
-        b.push_record(&[name, info(Kind::Int, 0, false), 1, 3]).unwrap();
+        b.push_record(&[name, info(Kind::Int, 0, false), 1, 3])
+            .unwrap();
         b.add_array(odd, ids.int, 2).unwrap();
     });
     assert_only_rule(&p, "R4-array-index");
@@ -917,7 +969,8 @@ fn broken_types_do_not_cascade() {
     let p = with(|b, _| {
         let bad = b.type_cnt();
         let name = b.add_str(b"bad");
-        b.push_record(&[name, info(Kind::Int, 0, false), 4, 200]).unwrap();
+        b.push_record(&[name, info(Kind::Int, 0, false), 4, 200])
+            .unwrap();
         b.add_composite(Kind::Struct, Some(b"user"), 4).unwrap();
         b.add_field(Some(b"x"), bad, 0, 0).unwrap();
         b.add_ref(Kind::Typedef, Some(b"user_t"), bad + 1).unwrap();
@@ -944,7 +997,9 @@ fn split_btf() {
     assert!(split.strings().is_empty());
     let name = split.add_str(b"mod_struct");
     assert!(name >= base.str_end());
-    split.add_composite(Kind::Struct, Some(b"mod_struct"), 24).unwrap();
+    split
+        .add_composite(Kind::Struct, Some(b"mod_struct"), 24)
+        .unwrap();
     split.add_field(Some(b"s"), ids.s, 0, 0).unwrap();
     split.add_field(Some(b"p"), p, 128, 0).unwrap();
     split.add_func(b"mod_f", 0, ids.proto).unwrap();
@@ -958,7 +1013,8 @@ fn split_btf() {
     // A split type looping through a base struct by value is impossible; a bad split type is
     // reported with its split id.
     let mut bad = Btf::new_split(base.clone());
-    bad.push_record(&[0, info(Kind::Ptr, 0, false), 500_000]).unwrap();
+    bad.push_record(&[0, info(Kind::Ptr, 0, false), 500_000])
+        .unwrap();
     let p = check(&bad);
     assert_eq!(p.len(), 1, "{}", show(&p));
     assert_eq!(p[0].rule, "R1-type-id");
@@ -970,13 +1026,17 @@ fn split_btf() {
 fn problem_limit() {
     let (mut b, ids) = sample();
     for _ in 0..300 {
-        b.push_record(&[0, info(Kind::Ptr, 1, false), ids.int]).unwrap();
+        b.push_record(&[0, info(Kind::Ptr, 1, false), ids.int])
+            .unwrap();
     }
     let p = check(&b);
     assert_eq!(p.len(), verify::MAX_PROBLEMS + 1);
     assert_eq!(p.last().unwrap().rule, verify::RULE_LIMIT);
     assert!(p.last().unwrap().to_string().starts_with("..."));
-    assert_eq!(p[0].to_string().split(':').next().unwrap(), format!("[{}] M5-vlen", b.type_cnt() - 300));
+    assert_eq!(
+        p[0].to_string().split(':').next().unwrap(),
+        format!("[{}] M5-vlen", b.type_cnt() - 300)
+    );
 }
 
 /// xorshift64*: deterministic pseudo-random numbers without a dependency.
@@ -1050,7 +1110,11 @@ fn garbage_never_panics() {
             let n = (rng.next() % 8) as usize;
             let rec: Vec<u32> = (0..n)
                 .map(|i| match (i, rng.next() % 3) {
-                    (1, 0) => info(Kind::ALL[(rng.next() % 19) as usize], (rng.next() % 4) as u32, rng.next() % 2 == 0),
+                    (1, 0) => info(
+                        Kind::ALL[(rng.next() % 19) as usize],
+                        (rng.next() % 4) as u32,
+                        rng.next() & 1 == 0,
+                    ),
                     (_, 0) => (rng.next() % 64) as u32,
                     (_, 1) => ids.s,
                     _ => rng.next() as u32,
@@ -1072,7 +1136,11 @@ fn pahole_oracle_is_accepted() {
         println!("skipping: {} not found", path.display());
         return;
     };
-    assert_eq!(u32::from_le_bytes(data[4..8].try_into().unwrap()), 32, "expected a 32-byte header");
+    assert_eq!(
+        u32::from_le_bytes(data[4..8].try_into().unwrap()),
+        32,
+        "expected a 32-byte header"
+    );
     let t = std::time::Instant::now();
     let p = verify::verify_bytes(&data, None);
     let elapsed = t.elapsed();

@@ -1,4 +1,80 @@
-//! loom models of `dwarf2btf::functable::shared` live in `tests/`; this library is empty.
+//! Harness for the loom models of `dwarf2btf::functable::shared` (the models are in `tests/`).
 //!
 //! Run them with `RUSTFLAGS="--cfg loom" cargo test --release -p loom-tests`; without
-//! `--cfg loom` every test compiles away.
+//! `--cfg loom` this crate and its tests compile to nothing.
+#![cfg(loom)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use dwarf2btf::functable::{shared::SharedTable, FuncSaver, FuncTable, Owner};
+use dwarf2btf::sync::{thread, Arc};
+
+/// What the models save: `(owner, sequence number)`, unique per save.
+pub type Inst = (Owner, u32);
+
+/// `plan[owner]`: the entries that `owner` saves into, in order.
+pub type Plan = &'static [&'static [u32]];
+
+/// Model-checks `model` under every interleaving loom explores with preemption bound 3 (which
+/// keeps the suite to seconds), and returns how many executions that took; panics, like loom,
+/// on the first failing one. Asserts that there was more than one: a model that cannot
+/// interleave proves nothing.
+pub fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) -> usize {
+    let executions = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&executions);
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(move || {
+        counter.fetch_add(1, Ordering::Relaxed);
+        model();
+    });
+    let executions = executions.load(Ordering::Relaxed);
+    eprintln!("loom model {name}: {executions} executions");
+    assert!(executions > 1, "model {name} has a single interleaving");
+    executions
+}
+
+/// Starts one thread per owner of `plan`, each saving its entries through its own saver.
+pub fn spawn_savers(table: &Arc<SharedTable<Inst>>, plan: Plan) -> Vec<thread::JoinHandle<()>> {
+    (0..)
+        .zip(plan)
+        .map(|(owner, &entries)| {
+            let table = Arc::clone(table);
+            thread::spawn(move || {
+                let mut saver = table.saver(owner);
+                for (seq, &entry) in (0..).zip(entries) {
+                    saver.save(entry, (owner, seq));
+                }
+            })
+        })
+        .collect()
+}
+
+/// Joins the savers, then checks the table against `plan`: every entry's list holds each
+/// owner that saved into it exactly once, and `finish` returns every saved instance, owners
+/// ascending, each owner's in save order.
+pub fn join_and_check(
+    table: Arc<SharedTable<Inst>>,
+    savers: Vec<thread::JoinHandle<()>>,
+    entries: u32,
+    plan: Plan,
+) {
+    for saver in savers {
+        saver.join().unwrap();
+    }
+    let mut expected = vec![Vec::new(); entries as usize];
+    for (owner, &saves) in (0..).zip(plan) {
+        for (seq, &entry) in (0..).zip(saves) {
+            expected[entry as usize].push((owner, seq));
+        }
+    }
+    for entry in 0..entries {
+        let mut owners: Vec<Owner> = table.walk_owners(entry).collect();
+        owners.sort_unstable();
+        let mut want: Vec<Owner> = expected[entry as usize].iter().map(|&(o, _)| o).collect();
+        want.dedup();
+        assert_eq!(owners, want, "entry {entry}: a node is lost or duplicated");
+    }
+    let table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("a saver outlived its join"));
+    assert_eq!(table.finish(), expected, "an instance is lost or misplaced");
+}

@@ -7,6 +7,22 @@
 //! Each problem carries a short, stable rule name (`H*` header, `M*` meta, `R*` resolve; see
 //! the checklist in the format reference, §1.7) so callers and tests can match on it.
 //!
+//! Rules (`Problem::rule`):
+//! - header: `H1-magic`, `H1-version`, `H1-flags`, `H2-hdr-len`, `H2-hdr-extra`,
+//!   `H3-type-align`, `H4-sections`, `H4-str-not-last`, `H5-no-types`, `H5-str-first`,
+//!   `H6-str-section`;
+//! - meta (what the kernel checks on vmlinux and module BTF too): `M1-info-bits`, `M1-kind`,
+//!   `M2-truncated`, `M2-too-many-types`, `M3-name-offset`, `M4-name`, `M5-vlen`,
+//!   `M5-func-linkage`, `M6-kflag`, `M7-type-id`, `M8-int`, `M9-array-size`,
+//!   `M10-member-offset`, `M11-enum-size`, `M12-fwd`, `M13-float-size`, `M14-datasec`,
+//!   `M15-var-linkage`, `M16-decl-tag-component`, `M17-type-tag-order`, `M17-type-tag-chain`;
+//! - resolve (`BPF_BTF_LOAD` only in the kernel): `R1-type-id`, `R2-ref-target`, `R3-loop`,
+//!   `R3-depth`, `R4-array-index`, `R4-array-elem`, `R4-array-overflow`, `R5-member`,
+//!   `R6-func-proto`, `R6-func-param-name`, `R7-proto-return`, `R7-proto-param`,
+//!   `R7-param-name`, `R7-vararg`, `R8-datasec-var`, `R8-datasec-size`, `R9-decl-tag-target`,
+//!   `R9-decl-tag-component`, `R10-var-type` (and `R0-internal`, which should never appear);
+//! - [`RULE_LIMIT`] ends a list cut at [`MAX_PROBLEMS`].
+//!
 //! Differences from the kernel, all deliberate:
 //! - the kernel stops at the first error; we report the first problem of every type (up to
 //!   [`MAX_PROBLEMS`]), and types that depend on an already-reported broken type are skipped
@@ -96,7 +112,7 @@ pub fn verify_bytes(data: &[u8], base: Option<&Arc<Btf>>) -> Vec<Problem> {
         .collect();
     let start_id = base.map_or(1, |b| b.type_cnt());
     let (offs, mut truncated) = scan_records(&words, start_id, &mut sink);
-    if !truncated && tsec.len() % 4 != 0 {
+    if !truncated && !tsec.len().is_multiple_of(4) {
         sink.push(
             Some(start_id + offs.len() as u32),
             "M2-truncated",
@@ -287,7 +303,10 @@ fn check_header(data: &[u8], split: bool, sink: &mut Sink) -> Option<Header> {
         let why = if expected < off {
             format!("{name} section offset {off} is past the {expected} bytes after the header")
         } else if total < off {
-            format!("unsupported section found: gap of {} bytes before the {name} section", off - total)
+            format!(
+                "unsupported section found: gap of {} bytes before the {name} section",
+                off - total
+            )
         } else if total > off {
             format!("section overlap found: {name} section at {off} starts inside the previous one")
         } else if expected - total < len {
@@ -317,7 +336,7 @@ fn check_header(data: &[u8], split: bool, sink: &mut Sink) -> Option<Header> {
             "the string section is not at the end of the data".into(),
         );
     }
-    if h.type_off % 4 != 0 {
+    if !h.type_off.is_multiple_of(4) {
         sink.push(
             None,
             "H3-type-align",
@@ -530,7 +549,7 @@ impl<'a> T<'a> {
     /// `btf_type_int_is_regular`: no bit offset, whole bytes, 1/2/4/8/16 bytes.
     fn int_is_regular(&self) -> bool {
         let bits = self.int_bits();
-        bits % 8 == 0 && self.int_offset() == 0 && matches!(bits / 8, 1 | 2 | 4 | 8 | 16)
+        bits.is_multiple_of(8) && self.int_offset() == 0 && matches!(bits / 8, 1 | 2 | 4 | 8 | 16)
     }
     /// Entry `i` of a vlen section with `per` words per entry (after `extra` kind words).
     fn entry(&self, extra: usize, per: usize, i: u32, field: usize) -> u32 {
@@ -796,10 +815,14 @@ impl<'a> Verifier<'a> {
                 ),
             ));
         }
-        let d = self.desc(t);
-        let err = |rule: &'static str, msg: String| Some((rule, format!("{d}: {msg}")));
-        let vlen0 = || (t.vlen() != 0).then(|| ("M5-vlen", format!("{d}: vlen {} != 0", t.vlen())));
-        let kflag0 = || t.kflag().then(|| ("M6-kflag", format!("{d}: kind_flag must be 0")));
+        let d = || self.desc(t);
+        let err = |rule: &'static str, msg: String| Some((rule, format!("{}: {msg}", d())));
+        let vlen0 =
+            || (t.vlen() != 0).then(|| ("M5-vlen", format!("{}: vlen {} != 0", d(), t.vlen())));
+        let kflag0 = || {
+            t.kflag()
+                .then(|| ("M6-kflag", format!("{}: kind_flag must be 0", d())))
+        };
         let id_ok = |id: u32| id <= kinds::MAX_TYPE_ID;
         match kind {
             Kind::Int => {
@@ -817,7 +840,10 @@ impl<'a> Verifier<'a> {
                 if roundup_bytes(nr_bits) > t.st() {
                     return err(
                         "M8-int",
-                        format!("bits + offset = {nr_bits} exceed the size of {} bytes", t.st()),
+                        format!(
+                            "bits + offset = {nr_bits} exceed the size of {} bytes",
+                            t.st()
+                        ),
                     );
                 }
                 let enc = data >> 24;
@@ -862,7 +888,10 @@ impl<'a> Verifier<'a> {
                     return Some(p);
                 }
                 if t.st() != 0 {
-                    return err("M9-array-size", format!("size field is {}, must be 0", t.st()));
+                    return err(
+                        "M9-array-size",
+                        format!("size field is {}, must be 0", t.st()),
+                    );
                 }
                 let (elem, index) = (t.word(3), t.word(4));
                 if elem == 0 || !id_ok(elem) {
@@ -874,7 +903,10 @@ impl<'a> Verifier<'a> {
             }
             Kind::Struct | Kind::Union => {
                 if t.name_off() != 0 && !self.ident_ok(t.name_off(), false) {
-                    return err("M4-name", "invalid name: must be empty or a C identifier".into());
+                    return err(
+                        "M4-name",
+                        "invalid name: must be empty or a C identifier".into(),
+                    );
                 }
                 let is_union = kind == Kind::Union;
                 let mut last = 0u32;
@@ -886,15 +918,18 @@ impl<'a> Verifier<'a> {
                             format!("member #{i}: invalid name offset {:#x}", m.name_off),
                         );
                     }
-                    let md = self.member_desc(m, i);
+                    let md = || self.member_desc(m, i);
                     if m.name_off != 0 && !self.ident_ok(m.name_off, false) {
                         return err(
                             "M4-name",
-                            format!("{md}: invalid name: must be empty or a C identifier"),
+                            format!("{}: invalid name: must be empty or a C identifier", md()),
                         );
                     }
                     if m.type_id == 0 || !id_ok(m.type_id) {
-                        return err("M7-type-id", format!("{md}: invalid type id {}", m.type_id));
+                        return err(
+                            "M7-type-id",
+                            format!("{}: invalid type id {}", md(), m.type_id),
+                        );
                     }
                     let off = if t.kflag() {
                         m.offset & 0x00ff_ffff
@@ -904,19 +939,26 @@ impl<'a> Verifier<'a> {
                     if is_union && off != 0 {
                         return err(
                             "M10-member-offset",
-                            format!("{md}: union member at bit offset {off}, must be 0"),
+                            format!("{}: union member at bit offset {off}, must be 0", md()),
                         );
                     }
                     if last > off {
                         return err(
                             "M10-member-offset",
-                            format!("{md}: bit offset {off} is below the previous member's {last}"),
+                            format!(
+                                "{}: bit offset {off} is below the previous member's {last}",
+                                md()
+                            ),
                         );
                     }
                     if roundup_bytes(off) > t.st() {
                         return err(
                             "M10-member-offset",
-                            format!("{md}: bit offset {off} is past the size of {} bytes", t.st()),
+                            format!(
+                                "{}: bit offset {off} is past the size of {} bytes",
+                                md(),
+                                t.st()
+                            ),
                         );
                     }
                     last = off;
@@ -930,7 +972,10 @@ impl<'a> Verifier<'a> {
                     );
                 }
                 if t.name_off() != 0 && !self.ident_ok(t.name_off(), false) {
-                    return err("M4-name", "invalid name: must be empty or a C identifier".into());
+                    return err(
+                        "M4-name",
+                        "invalid name: must be empty or a C identifier".into(),
+                    );
                 }
                 let per = if kind == Kind::Enum { 2 } else { 3 };
                 for i in 0..t.vlen() {
@@ -1027,23 +1072,31 @@ impl<'a> Verifier<'a> {
                 }
                 let (mut last_end, mut sum) = (0u64, 0u64);
                 for i in 0..t.vlen() {
-                    let (vt, off, sz) = (t.entry(0, 3, i, 0), t.entry(0, 3, i, 1), t.entry(0, 3, i, 2));
-                    let e = format!("entry #{i} (type {vt}, offset {off}, size {sz})");
+                    let (vt, off, sz) = (
+                        t.entry(0, 3, i, 0),
+                        t.entry(0, 3, i, 1),
+                        t.entry(0, 3, i, 2),
+                    );
+                    let e = || format!("entry #{i} (type {vt}, offset {off}, size {sz})");
                     if vt == 0 || !id_ok(vt) {
-                        return err("M7-type-id", format!("{e}: invalid type id"));
+                        return err("M7-type-id", format!("{}: invalid type id", e()));
                     }
                     if (off as u64) < last_end || off >= size {
                         return err(
                             "M14-datasec",
-                            format!("{e}: invalid offset (entries must be sorted, not overlap and lie within the size {size})"),
+                            format!(
+                                "{}: invalid offset (entries must be sorted, not overlap \
+                                 and lie within the size {size})",
+                                e()
+                            ),
                         );
                     }
                     if sz == 0 || sz > size {
-                        return err("M14-datasec", format!("{e}: invalid size"));
+                        return err("M14-datasec", format!("{}: invalid size", e()));
                     }
                     last_end = off as u64 + sz as u64;
                     if last_end > size as u64 {
-                        return err("M14-datasec", format!("{e}: ends past the size {size}"));
+                        return err("M14-datasec", format!("{}: ends past the size {size}", e()));
                     }
                     sum += sz as u64;
                 }
@@ -1099,7 +1152,7 @@ impl<'a> Verifier<'a> {
             }
             let id = self.start_id + i as u32;
             let Some(t) = self.ty(id) else { continue };
-            if self.meta_bad[i] || !t.is_modifier() {
+            if self.meta_bad[i] || !t.is_modifier() || state[i] == 2 {
                 continue;
             }
             let mut in_tags = t.is(Kind::TypeTag);
@@ -1116,11 +1169,14 @@ impl<'a> Verifier<'a> {
                     sink.push(
                         Some(id),
                         "M17-type-tag-chain",
-                        format!(
-                            "{}: modifier chain longer than 32 or cyclic",
-                            self.desc_id(id)
-                        ),
+                        format!("{}: modifier chain longer than 32 or cyclic", self.desc(t)),
                     );
+                    // Every link of this chain leads into the same chain: report it once.
+                    for &p in &path {
+                        if let Some(c) = self.own_idx(p) {
+                            state[c] = 2;
+                        }
+                    }
                     good = false;
                     break;
                 }
@@ -1429,7 +1485,7 @@ impl<'a> Verifier<'a> {
             "R1-type-id",
             format!(
                 "{}: {what} refers to type {id}, which does not exist (last id is {})",
-                self.desc_id(at),
+                self.ty(at).map_or_else(String::new, |t| self.desc(t)),
                 self.type_cnt.saturating_sub(1)
             ),
         )
@@ -1485,9 +1541,8 @@ impl<'a> Verifier<'a> {
                     next_id = self.resolved_id(next_id);
                     nt = self.ty(next_id);
                 }
-                let ok = nt.is_some_and(|n| {
-                    n.is_void() || n.is(Kind::Fwd) || n.is(Kind::FuncProto)
-                });
+                let ok =
+                    nt.is_some_and(|n| n.is_void() || n.is(Kind::Fwd) || n.is(Kind::FuncProto));
                 if !ok {
                     return Err(Fail::Report(
                         v.id,
@@ -1515,10 +1570,7 @@ impl<'a> Verifier<'a> {
             Fail::Report(
                 v.id,
                 "R4-array-index",
-                format!(
-                    "ARRAY: index type {} {why}",
-                    s.desc_id(index_id)
-                ),
+                format!("ARRAY: index type {} {why}", s.desc_id(index_id)),
             )
         };
         if index.nosize() || index.source_only() {
@@ -1554,7 +1606,10 @@ impl<'a> Verifier<'a> {
             .ty(rid)
             .is_some_and(|e| e.is(Kind::Int) && !e.int_is_regular())
         {
-            return Err(bad_elem(self, "is an int that is not regular (array of bitfields)"));
+            return Err(bad_elem(
+                self,
+                "is an int that is not regular (array of bitfields)",
+            ));
         }
         if nelems != 0 && elem_size > u32::MAX / nelems {
             return Err(Fail::Report(
@@ -1650,7 +1705,7 @@ impl<'a> Verifier<'a> {
                 }
                 let int_bits = mt.int_bits();
                 let nr_bits = if bf_size == 0 {
-                    if bit_off % 8 != 0 {
+                    if !bit_off.is_multiple_of(8) {
                         return Err(fail(format!("bit offset {bit_off} is not byte aligned")));
                     }
                     int_bits
@@ -1686,7 +1741,7 @@ impl<'a> Verifier<'a> {
             }
             Some(Kind::Enum | Kind::Enum64) if kflag => {
                 let nr_bits = if bf_size == 0 {
-                    if bit_off % 8 != 0 {
+                    if !bit_off.is_multiple_of(8) {
                         return Err(fail(format!("bit offset {bit_off} is not byte aligned")));
                     }
                     32
@@ -1700,7 +1755,12 @@ impl<'a> Verifier<'a> {
                 }
             }
             Some(
-                Kind::Ptr | Kind::Array | Kind::Struct | Kind::Union | Kind::Enum | Kind::Enum64
+                Kind::Ptr
+                | Kind::Array
+                | Kind::Struct
+                | Kind::Union
+                | Kind::Enum
+                | Kind::Enum64
                 | Kind::Float,
             ) => {
                 // btf_generic_check_kflag_member, then the plain check_member.
@@ -1713,7 +1773,7 @@ impl<'a> Verifier<'a> {
                 let off = bit_off;
                 if mt.is(Kind::Float) {
                     let align_bits = u64::from(self.ptr_size.min(mt.st())) * 8;
-                    if align_bits != 0 && u64::from(off) % align_bits != 0 {
+                    if align_bits != 0 && !u64::from(off).is_multiple_of(align_bits) {
                         return Err(fail(format!(
                             "FLOAT member at bit offset {off} is not aligned to {} bytes",
                             align_bits / 8
@@ -1724,7 +1784,7 @@ impl<'a> Verifier<'a> {
                     }
                     return Ok(());
                 }
-                if off % 8 != 0 {
+                if !off.is_multiple_of(8) {
                     return Err(fail(format!("bit offset {off} is not byte aligned")));
                 }
                 let msize = match kind {
@@ -1788,8 +1848,8 @@ impl<'a> Verifier<'a> {
         let Some(next) = self.get(next_id)? else {
             return Err(self.nonexistent(v.id, "its target", next_id));
         };
-        let target_ok = next.is_struct()
-            || matches!(next.kind(), Some(Kind::Func | Kind::Var | Kind::Typedef));
+        let target_ok =
+            next.is_struct() || matches!(next.kind(), Some(Kind::Func | Kind::Var | Kind::Typedef));
         if !target_ok {
             return Err(Fail::Report(
                 v.id,
@@ -1884,7 +1944,7 @@ impl<'a> Verifier<'a> {
     fn func_proto_check(&mut self, t: T<'a>, sink: &mut Sink) {
         let id = t.id;
         let report = |s: &Self, sink: &mut Sink, rule: &'static str, msg: String| {
-            sink.push(Some(id), rule, format!("{}: {msg}", s.desc_id(id)));
+            sink.push(Some(id), rule, format!("{}: {msg}", s.desc(t)));
         };
         let ret_id = t.st();
         if ret_id != 0 {
@@ -1954,10 +2014,7 @@ impl<'a> Verifier<'a> {
                 return;
             }
             if self.type_id_size(arg_id).is_none() {
-                let msg = format!(
-                    "parameter #{n}: type {} has no size",
-                    self.desc_id(arg_id)
-                );
+                let msg = format!("parameter #{n}: type {} has no size", self.desc_id(arg_id));
                 return report(self, sink, "R7-proto-param", msg);
             }
         }
@@ -1984,7 +2041,16 @@ mod tests {
             assert!(name_valid(ok, false), "{}", String::from_utf8_lossy(ok));
             assert!(name_valid(ok, true));
         }
-        for bad in [&b""[..], b"9a", b"a-b", b"a b", b"a.b", b".data", b"\xc3\xa9", b"a$"] {
+        for bad in [
+            &b""[..],
+            b"9a",
+            b"a-b",
+            b"a b",
+            b"a.b",
+            b".data",
+            b"\xc3\xa9",
+            b"a$",
+        ] {
             assert!(!name_valid(bad, false), "{}", String::from_utf8_lossy(bad));
         }
     }

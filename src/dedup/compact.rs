@@ -26,7 +26,7 @@ impl Dedup {
             if self.map[id as usize] == id {
                 new_ids[id as usize] = next;
                 next += 1;
-                kept += self.types.rec(id).len();
+                kept += self.types.rec_exact(id).len();
             } else {
                 new_ids[id as usize] = UNPROCESSED;
             }
@@ -39,7 +39,7 @@ impl Dedup {
             }
             let pos = words.len();
             offs.push(pos as u32);
-            words.extend_from_slice(self.types.rec(id));
+            words.extend_from_slice(self.types.rec_exact(id));
             let rec = &mut words[pos..];
             let mut bad = None;
             for_each_id_field(rec[1], |i| {

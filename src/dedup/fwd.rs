@@ -19,8 +19,7 @@ impl Dedup {
         let mut names: FxHashMap<u32, u32> = FxHashMap::default();
         for id in 1..self.types.type_cnt() {
             let t = self.types.rec(id);
-            if !matches!(kind_of(t), kind::STRUCT | kind::UNION) || self.map[id as usize] != id
-            {
+            if !matches!(kind_of(t), kind::STRUCT | kind::UNION) || self.map[id as usize] != id {
                 continue;
             }
             names

@@ -1,6 +1,7 @@
 //! Type signature hashes and the equality/compatibility predicates of libbpf's dedup.
 //!
-//! All functions work on raw records (`[name_off, info, size_or_type, ...]`, native `u32`
+//! All functions work on raw records (slices starting at the record; only the fields the
+//! record's kind and vlen define are read: `[name_off, info, size_or_type, ...]`, native `u32`
 //! words) exactly as libbpf's `btf_hash_*`, `btf_equal_*` and `btf_compat_*` work on
 //! `struct btf_type`. Hashes are `hash_combine(h, v) = h * 31 + v` on wrapping 64-bit integers
 //! with every input a zero-extended `u32`, so the keys equal libbpf's `long` keys bit for bit.
@@ -84,7 +85,11 @@ pub(crate) fn equal_int_tag(a: &[u32], b: &[u32]) -> bool {
 
 /// `btf_equal_enum`: common fields and every enumerator (kinds are equal once info is).
 pub(crate) fn equal_enum(a: &[u32], b: &[u32]) -> bool {
-    equal_common(a, b) && a[3..] == b[3..]
+    if !equal_common(a, b) {
+        return false;
+    }
+    let n = vlen(a) * if kind_of(a) == kind::ENUM64 { 3 } else { 2 };
+    a[3..3 + n] == b[3..3 + n]
 }
 
 fn is_any_enum(t: &[u32]) -> bool {
@@ -129,7 +134,8 @@ pub(crate) fn compat_array(a: &[u32], b: &[u32]) -> bool {
 
 /// `btf_equal_fnproto`: exact, return and parameter ids included.
 pub(crate) fn equal_fnproto(a: &[u32], b: &[u32]) -> bool {
-    equal_common(a, b) && a[3..] == b[3..]
+    let n = 2 * vlen(a);
+    equal_common(a, b) && a[3..3 + n] == b[3..3 + n]
 }
 
 /// `btf_compat_fnproto`: name, info and parameter names (ids ignored).

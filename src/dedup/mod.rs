@@ -251,34 +251,34 @@ pub(crate) struct Types {
     own: Vec<u32>,
     /// Word offset of each id's record: into `base` below `start_id`, into `own` from it on.
     offs: Vec<u32>,
+    /// The raw kind of each id, so that kind tests do not touch the records.
+    kinds: Vec<u8>,
     start_id: u32,
 }
 
 impl Types {
-    /// The record of `id` (`void` for 0), exactly as long as its kind and vlen say.
-    #[inline]
+    /// The record of `id` (`void` for 0) and, after it, whatever follows in its section:
+    /// callers read the fixed fields and `vlen` entries only.
+    #[inline(always)]
     pub(crate) fn rec(&self, id: u32) -> &[u32] {
         let off = self.offs[id as usize] as usize;
-        let words = if id < self.start_id {
-            &self.base
+        if id < self.start_id {
+            &self.base[off..]
         } else {
-            &self.own
-        };
-        let info = words[off + 1];
-        let len = record_len((info >> 24) & 0x1f, (info & 0xffff) as usize);
-        &words[off..off + len]
+            &self.own[off..]
+        }
     }
 
-    /// The raw kind of `id`.
-    #[inline]
+    /// The record of `id`, exactly as long as its kind and vlen say.
+    pub(crate) fn rec_exact(&self, id: u32) -> &[u32] {
+        let t = self.rec(id);
+        &t[..record_len(kind_of(t), vlen(t))]
+    }
+
+    /// The raw kind of `id`, from the per-id kind bytes (no record access).
+    #[inline(always)]
     pub(crate) fn kind(&self, id: u32) -> u32 {
-        let off = self.offs[id as usize] as usize;
-        let words = if id < self.start_id {
-            &self.base
-        } else {
-            &self.own
-        };
-        (words[off + 1] >> 24) & 0x1f
+        self.kinds[id as usize] as u32
     }
 
     /// One past the highest id.
@@ -319,16 +319,20 @@ impl Dedup {
         let (words, own_offs, _) = btf.raw_parts_mut();
         offs.extend_from_slice(own_offs);
         let own = std::mem::take(words);
-        let types = Types {
+        let mut types = Types {
             base,
             own,
             offs,
+            kinds: Vec::new(),
             start_id,
         };
+        types.kinds = (0..cnt as u32)
+            .map(|id| kind_of(types.rec(id)) as u8)
+            .collect();
         let mut map = vec![UNPROCESSED; cnt];
         map[0] = 0;
         for (id, m) in map.iter_mut().enumerate().skip(1) {
-            if matches!(types.kind(id as u32), kind::VAR | kind::DATASEC) {
+            if matches!(types.kinds[id] as u32, kind::VAR | kind::DATASEC) {
                 *m = id as u32;
             }
         }

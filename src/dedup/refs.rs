@@ -14,6 +14,9 @@ use super::hash::{self, kind_of, vlen};
 use super::{kind, Dedup, IN_PROGRESS, MAX_NR_TYPES};
 use crate::error::{Error, Result};
 
+/// An exact-equality predicate on two records.
+type Equal = fn(&[u32], &[u32]) -> bool;
+
 /// Word index of the `i`-th referenced id of a reference type, in libbpf's visiting order,
 /// or `None` past the last one.
 fn ref_field(t: &[u32], i: usize) -> Option<usize> {
@@ -110,7 +113,7 @@ impl Dedup {
     /// All fields of `id` are canonical: look it up, record the decision, return it.
     fn finish_ref(&mut self, id: u32) -> u32 {
         let t = self.types.rec(id);
-        let (h, eq): (u64, fn(&[u32], &[u32]) -> bool) = match kind_of(t) {
+        let (h, eq): (u64, Equal) = match kind_of(t) {
             kind::DECL_TAG => (hash::hash_int_decl_tag(t), hash::equal_int_tag),
             kind::ARRAY => (hash::hash_array(t), hash::equal_array),
             kind::FUNC_PROTO => (hash::hash_fnproto(t), hash::equal_fnproto),

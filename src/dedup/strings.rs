@@ -16,6 +16,9 @@ use crate::btf::strings::StringTable;
 use crate::btf::Btf;
 use crate::error::{Error, Result};
 
+/// Marks an old string offset not rewritten yet.
+const UNSEEN: u32 = u32::MAX;
+
 /// Index of every string of every base level: content → absolute offset, first one wins.
 fn base_index(base: &Btf) -> FxHashMap<&[u8], u32> {
     let mut levels = vec![base];
@@ -53,6 +56,9 @@ pub(crate) fn dedup_strings(btf: &mut Btf) -> Result<()> {
         StringTable::new_split()
     };
     let old: &StringTable = strings;
+    // New offset of each old offset already seen: every reference to the same old offset
+    // names the same string, so it gets the same answer without hashing the string again.
+    let mut memo = vec![UNSEEN; old.len()];
     let mut err = None;
     for (i, &o) in offs.iter().enumerate() {
         let o = o as usize;
@@ -66,15 +72,25 @@ pub(crate) fn dedup_strings(btf: &mut Btf) -> Result<()> {
             if off == 0 || off < start || err.is_some() {
                 return;
             }
-            let Some(s) = old.get(off - start) else {
-                err = Some(off);
-                return;
-            };
-            if let Some(&b) = index.as_ref().and_then(|ix| ix.get(s)) {
-                *r = b;
-                return;
+            let local = (off - start) as usize;
+            match memo.get(local) {
+                Some(&m) if m != UNSEEN => {
+                    *r = m;
+                    return;
+                }
+                Some(_) => {}
+                None => {
+                    err = Some(off);
+                    return;
+                }
             }
-            *r = start + new.add(s);
+            let s = old.get(off - start).unwrap_or_default();
+            let new_off = match index.as_ref().and_then(|ix| ix.get(s)) {
+                Some(&b) => b,
+                None => start + new.add(s),
+            };
+            memo[local] = new_off;
+            *r = new_off;
         });
         if let Some(off) = err {
             return Err(Error::BadBtf(format!(

@@ -167,7 +167,7 @@ impl<'a> Decoder<'a, '_> {
             Ok(_) => return Ok(()),
             Err(e) => return Err(self.err(off, format!("variable DIE: {e}"))),
         };
-        let location = die.location.clone();
+        let location = die.location;
         if die.declaration || die.artificial {
             out.annots.truncate(annots_start);
             return Ok(());
@@ -178,7 +178,6 @@ impl<'a> Decoder<'a, '_> {
         };
         let spec = die
             .specification
-            .clone()
             .and_then(|v| self.unit_ref(v))
             .filter(|&s| s != off);
         let mut src = (off, die);
@@ -273,7 +272,7 @@ impl<'a> Decoder<'a, '_> {
     /// Reads the children of the DIE just read (depth 1), keeping `btf_decl_tag` values.
     fn read_annotations(
         &mut self,
-        raw: &mut gimli::EntriesRaw<'_, '_, R<'a>>,
+        raw: &mut gimli::EntriesRaw<'_, R<'a>>,
         annots: &mut Vec<&'a [u8]>,
     ) -> gimli::Result<()> {
         while raw.next_depth() >= 1 && !raw.is_empty() {
@@ -369,7 +368,10 @@ pub fn tag_size(types: &CuTypes<'_>, id: u32, addr_size: u64) -> u64 {
     let mut id = id;
     let mut mult: u64 = 1;
     for _ in 0..MAX_CHAIN {
-        let Some(entry) = id.checked_sub(1).and_then(|i| types.entries.get(i as usize)) else {
+        let Some(entry) = id
+            .checked_sub(1)
+            .and_then(|i| types.entries.get(i as usize))
+        else {
             return 0;
         };
         let size = match entry {
@@ -382,7 +384,10 @@ pub fn tag_size(types: &CuTypes<'_>, id: u32, addr_size: u64) -> u64 {
                     u64::from(*size)
                 }
             }
-            Entry::Modifier { kind: Kind::Ptr, .. } | Entry::FuncProto { .. } => addr_size,
+            Entry::Modifier {
+                kind: Kind::Ptr, ..
+            }
+            | Entry::FuncProto { .. } => addr_size,
             Entry::Modifier { ty, .. } | Entry::Typedef { ty, .. } | Entry::TypeTag { ty, .. } => {
                 id = *ty;
                 continue;
@@ -432,7 +437,11 @@ mod tests {
                 kind: Kind::Const,
                 ty: 2,
             },
-            /* 4 */ Entry::Array { elem: 3, nelems: 10 },
+            /* 4 */
+            Entry::Array {
+                elem: 3,
+                nelems: 10,
+            },
             /* 5 */ Entry::Array { elem: 4, nelems: 3 },
             /* 6 */
             Entry::Modifier {
@@ -495,7 +504,11 @@ mod tests {
         assert_eq!(tag_size(&t, 10, 8), 8);
         assert_eq!(tag_size(&t, 11, 8), 0);
         assert_eq!(tag_size(&t, 0, 8), 0);
-        assert_eq!(tag_size(&t, 12, 8), 3, "the DWARF size, not the sanitised BTF one");
+        assert_eq!(
+            tag_size(&t, 12, 8),
+            3,
+            "the DWARF size, not the sanitised BTF one"
+        );
         assert_eq!(tag_size(&t, 13, 8), u64::MAX, "a loop is over-sized");
         assert_eq!(tag_size(&t, 99, 8), 0);
     }

@@ -9,13 +9,22 @@ use crate::config::Features;
 use crate::dwarf::types::{CuTypes, Entry};
 use crate::error::{Error, Result};
 
-/// State an encoder carries from one CU to the next.
-#[derive(Clone, Debug, Default)]
-pub struct Encoder {
-    /// The BTF id arrays use as index type, once one is known (`array_index_id`).
-    index_type: Option<u32>,
-    /// Set once any CU had an array (`need_index_type`).
-    need_index_type: bool,
+/// The id every ARRAY gets as index type while its chunk is encoded; the concatenation
+/// replaces it with the real index type's id (see [`IndexRole`]).
+pub const INDEX_PLACEHOLDER: u32 = u32::MAX - 1;
+
+/// How a CU relates to pahole's array index type (`array_index_id`), which is the first `int`
+/// of the first CU that has an `int` or an array, or an `int` synthesised after that CU's types
+/// when it has arrays but no `int`. A sequential pre-scan finds that CU, so chunks can be
+/// encoded in parallel without knowing what earlier chunks did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexRole {
+    /// Before the establishing CU: no arrays, no `int`.
+    Before,
+    /// The CU that establishes the index type.
+    Establish,
+    /// After it: arrays refer to the established index type.
+    After,
 }
 
 /// `DW_ATE_*` encodings the base-type rules look at.
@@ -28,137 +37,128 @@ mod ate {
     pub const IMAGINARY_FLOAT: u8 = 0x09;
 }
 
-impl Encoder {
-    /// Appends the types of one CU (then the synthetic `int`, then struct/union/typedef decl
-    /// tags) to `btf`. `die_base` turns unit offsets into section offsets for messages.
-    pub fn encode_cu_types(
-        &mut self,
-        btf: &mut Btf,
-        cu: &CuTypes<'_>,
-        features: &Features,
-        die_base: u64,
-    ) -> Result<()> {
-        let off = btf.type_cnt() - 1;
-        let index_type = match self.index_type {
-            Some(id) => id,
-            None => match cu.int_id() {
-                Some(id) => {
-                    self.index_type = Some(off + id);
-                    off + id
-                }
-                None => off + cu.entries.len() as u32 + 1,
-            },
-        };
-        let xlate = |id: u32| if id == 0 { 0 } else { off + id };
-        for (i, entry) in cu.entries.iter().enumerate() {
-            let die = die_base + cu.dies[i] as u64;
-            let ctx = |e: Error| match e {
-                Error::BadBtf(reason) | Error::BtfLimit(reason) => Error::Encode {
-                    what: describe(entry),
-                    die_offset: die,
-                    reason,
-                },
-                e => e,
-            };
-            if let Entry::Unsupported { tag } = entry {
-                return Err(Error::Encode {
-                    what: tag.static_string().unwrap_or("DW_TAG_?").to_string(),
-                    die_offset: die,
-                    reason: "BTF has no equivalent for this DWARF tag".into(),
-                });
-            }
-            self.encode_entry(btf, cu, entry, index_type, features, &xlate)
-                .map_err(ctx)?;
-            debug_assert_eq!(btf.type_cnt() - 1, off + i as u32 + 1, "id drift");
-        }
-        if self.need_index_type && self.index_type.is_none() {
-            let id = btf.add_int(b"int", 4, kinds::INT_SIGNED)?;
-            self.index_type = Some(id);
-        }
-        for (i, entry) in cu.entries.iter().enumerate() {
-            let annots = match entry {
-                Entry::Composite { annots, .. } | Entry::Typedef { annots, .. } => annots,
-                _ => continue,
-            };
-            for a in &cu.annots[annots.start as usize..annots.end as usize] {
-                btf.add_decl_tag(a.value, off + i as u32 + 1, a.component)?;
-            }
-        }
-        Ok(())
-    }
+/// True when this CU would establish pahole's index type (it has an `int` or an array).
+pub fn establishes_index(cu: &CuTypes<'_>) -> bool {
+    cu.int_id().is_some() || cu.entries.iter().any(|e| matches!(e, Entry::Array { .. }))
+}
 
-    fn encode_entry(
-        &mut self,
-        btf: &mut Btf,
-        cu: &CuTypes<'_>,
-        entry: &Entry<'_>,
-        index_type: u32,
-        features: &Features,
-        xlate: &impl Fn(u32) -> u32,
-    ) -> Result<()> {
-        match entry {
-            Entry::Base {
-                name,
-                byte_size,
-                encoding,
-            } => add_base_type(btf, name, *byte_size, *encoding, features)?,
-            Entry::Modifier { kind, ty } => btf.add_ref(*kind, None, xlate(*ty))?,
-            Entry::Typedef { name, ty, .. } => btf.add_ref(Kind::Typedef, Some(name), xlate(*ty))?,
-            Entry::TypeTag { value, ty } => btf.add_ref(Kind::TypeTag, Some(value), xlate(*ty))?,
-            Entry::Composite {
-                union,
-                name,
-                declaration: true,
-                ..
-            } => btf.add_fwd(name, *union)?,
-            Entry::Composite {
-                union,
-                name,
-                size,
-                members,
-                ..
-            } => {
-                let kind = if *union { Kind::Union } else { Kind::Struct };
-                let id = btf.add_composite(kind, Some(name), *size)?;
-                for m in &cu.members[members.start as usize..members.end as usize] {
-                    if m.bit_offset == u32::MAX {
-                        continue; // static member
-                    }
-                    btf.add_field(Some(m.name), xlate(m.ty), m.bit_offset, m.bitfield_size)?;
-                }
-                id
-            }
-            Entry::Array { elem, nelems } => {
-                self.need_index_type = true;
-                btf.add_array(index_type, xlate(*elem), *nelems)?
-            }
-            Entry::Enum {
-                name,
-                byte_size,
-                signed,
-                values,
-            } => {
-                let vals = &cu.enumerators[values.start as usize..values.end as usize];
-                add_enum(btf, name, *byte_size, *signed, vals, features)?
-            }
-            Entry::FuncProto {
-                ret,
-                params,
-                varargs,
-            } => {
-                let id = btf.add_func_proto(xlate(*ret))?;
-                for &(name, ty) in &cu.params[params.start as usize..params.end as usize] {
-                    btf.add_func_param(Some(name), xlate(ty))?;
-                }
-                if *varargs {
-                    btf.add_func_param(None, 0)?;
-                }
-                id
-            }
-            Entry::Unsupported { .. } => unreachable!("rejected by the caller"),
-        };
-        Ok(())
+/// Appends the types of one CU (then the synthetic `int` when this CU establishes the index
+/// type without having one, then struct/union/typedef decl tags) to `btf`. Returns the id of
+/// the index type when `role` is [`IndexRole::Establish`]. `die_base` turns unit offsets into
+/// section offsets for messages.
+pub fn encode_cu_types(
+    btf: &mut Btf,
+    cu: &CuTypes<'_>,
+    features: &Features,
+    die_base: u64,
+    role: IndexRole,
+) -> Result<Option<u32>> {
+    let off = btf.type_cnt() - 1;
+    let xlate = |id: u32| if id == 0 { 0 } else { off + id };
+    for (i, entry) in cu.entries.iter().enumerate() {
+        let die = die_base + cu.dies[i] as u64;
+        if let Entry::Unsupported { tag } = entry {
+            return Err(Error::Encode {
+                what: tag.static_string().unwrap_or("DW_TAG_?").to_string(),
+                die_offset: die,
+                reason: "BTF has no equivalent for this DWARF tag".into(),
+            });
+        }
+        encode_entry(btf, cu, entry, features, &xlate).map_err(|e| match e {
+            Error::BadBtf(reason) | Error::BtfLimit(reason) => Error::Encode {
+                what: describe(entry),
+                die_offset: die,
+                reason,
+            },
+            e => e,
+        })?;
+        debug_assert_eq!(btf.type_cnt() - 1, off + i as u32 + 1, "id drift");
     }
+    let index = match role {
+        IndexRole::Establish => Some(match cu.int_id() {
+            Some(id) => off + id,
+            None => btf.add_int(b"int", 4, kinds::INT_SIGNED)?,
+        }),
+        _ => None,
+    };
+    for (i, entry) in cu.entries.iter().enumerate() {
+        let annots = match entry {
+            Entry::Composite { annots, .. } | Entry::Typedef { annots, .. } => annots,
+            _ => continue,
+        };
+        for a in &cu.annots[annots.start as usize..annots.end as usize] {
+            btf.add_decl_tag(a.value, off + i as u32 + 1, a.component)?;
+        }
+    }
+    Ok(index)
+}
+
+fn encode_entry(
+    btf: &mut Btf,
+    cu: &CuTypes<'_>,
+    entry: &Entry<'_>,
+    features: &Features,
+    xlate: &impl Fn(u32) -> u32,
+) -> Result<()> {
+    match entry {
+        Entry::Base {
+            name,
+            byte_size,
+            encoding,
+        } => add_base_type(btf, name, *byte_size, *encoding, features)?,
+        Entry::Modifier { kind, ty } => btf.add_ref(*kind, None, xlate(*ty))?,
+        Entry::Typedef { name, ty, .. } => btf.add_ref(Kind::Typedef, Some(name), xlate(*ty))?,
+        Entry::TypeTag { value, ty } => btf.add_ref(Kind::TypeTag, Some(value), xlate(*ty))?,
+        Entry::Composite {
+            union,
+            name,
+            declaration: true,
+            ..
+        } => btf.add_fwd(name, *union)?,
+        Entry::Composite {
+            union,
+            name,
+            size,
+            members,
+            ..
+        } => {
+            let kind = if *union { Kind::Union } else { Kind::Struct };
+            let id = btf.add_composite(kind, Some(name), *size)?;
+            for m in &cu.members[members.start as usize..members.end as usize] {
+                if m.bit_offset == u32::MAX {
+                    continue; // static member
+                }
+                btf.add_field(Some(m.name), xlate(m.ty), m.bit_offset, m.bitfield_size)?;
+            }
+            id
+        }
+        Entry::Array { elem, nelems } => btf.add_array(INDEX_PLACEHOLDER, xlate(*elem), *nelems)?,
+        Entry::Enum {
+            name,
+            byte_size,
+            signed,
+            values,
+        } => {
+            let vals = &cu.enumerators[values.start as usize..values.end as usize];
+            add_enum(btf, name, *byte_size, *signed, vals, features)?
+        }
+        Entry::FuncProto {
+            ret,
+            params,
+            varargs,
+        } => {
+            let id = btf.add_func_proto(xlate(*ret))?;
+            for &(name, ty) in &cu.params[params.start as usize..params.end as usize] {
+                btf.add_func_param(Some(name), xlate(ty))?;
+            }
+            if *varargs {
+                btf.add_func_param(None, 0)?;
+            }
+            id
+        }
+        Entry::Unsupported { .. } => unreachable!("rejected by the caller"),
+    };
+    Ok(())
 }
 
 /// pahole's `btf_encoder__add_base_type`: INT (sanitised when its size is not a power of two
@@ -206,7 +206,11 @@ fn add_enum(
     }
     let id = btf.add_enum(Kind::Enum, Some(name), byte_size, false)?;
     for &(n, v) in values {
-        let v = if features.enum64 { v as i64 } else { v as u32 as i64 };
+        let v = if features.enum64 {
+            v as i64
+        } else {
+            v as u32 as i64
+        };
         btf.add_enum_value(n, v)?;
     }
     Ok(id)

@@ -262,7 +262,8 @@ impl<'a> VarEncoder<'a> {
                 )));
                 continue;
             }
-            let (Ok(offset32), Ok(size32)) = (u32::try_from(offset), u32::try_from(var.size)) else {
+            let (Ok(offset32), Ok(size32)) = (u32::try_from(offset), u32::try_from(var.size))
+            else {
                 msgs.push(VarMessage::verbose(format!(
                     "Ignoring variable '{shown}' - its offset {offset} doesn't fit in a u32"
                 )));
@@ -522,7 +523,10 @@ mod tests {
         }
     }
 
-    fn run(features: &Features, vars: Vec<Variable<'static>>) -> Result<(Btf, Vec<PendingSecinfo>)> {
+    fn run(
+        features: &Features,
+        vars: Vec<Variable<'static>>,
+    ) -> Result<(Btf, Vec<PendingSecinfo>)> {
         let enc = encoder(features);
         let mut btf = Btf::new();
         btf.add_int(b"int", 4, kinds::INT_SIGNED)?;
@@ -571,7 +575,10 @@ mod tests {
         assert_eq!(btf.type_by_id(5).unwrap().size_or_type(), 4);
         assert_eq!(btf.type_by_id(5).unwrap().decl_tag_component(), -1);
         assert_eq!(
-            pending.iter().map(|p| (p.shndx, p.offset)).collect::<Vec<_>>(),
+            pending
+                .iter()
+                .map(|p| (p.shndx, p.offset))
+                .collect::<Vec<_>>(),
             [(2, 0x40), (2, 0), (2, 0x20)]
         );
     }
@@ -598,7 +605,10 @@ mod tests {
         // variable-holding section containing its address wins: the non-allocated .comment
         // at address 0 (pahole's `get_elf_section` does the same).
         assert_eq!(
-            pending.iter().map(|p| (p.shndx, p.offset)).collect::<Vec<_>>(),
+            pending
+                .iter()
+                .map(|p| (p.shndx, p.offset))
+                .collect::<Vec<_>>(),
             [(3, 0x10), (3, 0), (4, 0x80), (5, 0x2200), (2, 0x10)]
         );
         let enc = encoder(&f);
@@ -613,7 +623,9 @@ mod tests {
                 (
                     btf.name(t.name_off()).into_owned(),
                     t.size_or_type(),
-                    t.secinfos().map(|s| (s.type_id, s.offset)).collect::<Vec<_>>(),
+                    t.secinfos()
+                        .map(|s| (s.type_id, s.offset))
+                        .collect::<Vec<_>>(),
                 )
             })
             .collect();
@@ -639,7 +651,11 @@ mod tests {
         };
         let (btf, pending) = run(
             &forced,
-            vec![var(b"a-b", 0x10, 1, 4), var(b"v", 0x10, 0, 4), var(b"ok", 0x14, 1, 4)],
+            vec![
+                var(b"a-b", 0x10, 1, 4),
+                var(b"v", 0x10, 0, 4),
+                var(b"ok", 0x14, 1, 4),
+            ],
         )
         .unwrap();
         assert_eq!(btf.own_len(), 2);

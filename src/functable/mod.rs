@@ -12,6 +12,7 @@
 //! [`FuncTable::finish`] hands every entry's instances to the single-threaded final pass.
 
 pub mod dashmap;
+pub mod merge;
 pub mod save_merge;
 pub mod shared;
 

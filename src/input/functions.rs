@@ -206,7 +206,14 @@ mod tests {
 
     #[test]
     fn sorted_like_strcmp_and_found_by_bsearch() {
-        let t = table(&[("b", 1), ("_a", 2), ("a_", 3), ("a", 4), ("B", 5), ("ab", 6)]);
+        let t = table(&[
+            ("b", 1),
+            ("_a", 2),
+            ("a_", 3),
+            ("a", 4),
+            ("B", 5),
+            ("ab", 6),
+        ]);
         let names: Vec<_> = t.entries().iter().map(|e| e.name).collect();
         assert_eq!(names, ["B", "_a", "a", "a_", "ab", "b"]);
         for (i, n) in names.iter().enumerate() {

@@ -57,13 +57,12 @@ pub fn collect_kfuncs(elf: &Elf<'_>, funcs: &mut ElfFunctions<'_>) -> Result<Vec
         .filter(|s| s.section == Some(sec.index))
         .map(|s| (s.name, s.value, s.size))
         .collect();
-    let marks = find_kfuncs(&data, sec.addr, elf.endian, &syms).map_err(|reason| {
-        Error::BadSection {
+    let marks =
+        find_kfuncs(&data, sec.addr, elf.endian, &syms).map_err(|reason| Error::BadSection {
             path: elf.path().to_path_buf(),
             section: BTF_IDS_SECTION.into(),
             reason,
-        }
-    })?;
+        })?;
     for (name, flags) in marks.kfuncs {
         if let Some(i) = funcs.find(name.as_bytes()) {
             let f = funcs.get_mut(i).expect("find returned a valid index");
@@ -122,16 +121,17 @@ fn find_kfuncs<'a>(
         let Some(func) = func_name(name) else {
             continue;
         };
-        if !ranges.iter().any(|&(start, end)| start <= value && value < end) {
+        if !ranges
+            .iter()
+            .any(|&(start, end)| start <= value && value < end)
+        {
             continue;
         }
         // struct btf_id_and_flag { u32 id; u32 flags; }
         let flags = value
             .checked_sub(sh_addr)
             .and_then(|off| read_u32(data, off.checked_add(4)?, endian))
-            .ok_or_else(|| {
-                format!("kfunc '{func}' offset outside section '{BTF_IDS_SECTION}'")
-            })?;
+            .ok_or_else(|| format!("kfunc '{func}' offset outside section '{BTF_IDS_SECTION}'"))?;
         marks.kfuncs.push((func, flags));
     }
     Ok(marks)
@@ -208,7 +208,10 @@ mod tests {
         let marks = find_kfuncs(&data, 0, Endian::Little, &syms).unwrap();
         assert_eq!(marks.warnings.len(), 1);
         // A func symbol inside the (too long) range of `b` but past the data: fatal.
-        let syms = [("__BTF_ID__set8__b", 0, 64), ("__BTF_ID__func__f__1", 40, 4)];
+        let syms = [
+            ("__BTF_ID__set8__b", 0, 64),
+            ("__BTF_ID__func__f__1", 40, 4),
+        ];
         assert!(find_kfuncs(&data, 0, Endian::Little, &syms).is_err());
         // Below sh_addr: not a set, no panic.
         let syms = [("__BTF_ID__set8__c", 0, 8)];

@@ -145,7 +145,9 @@ impl LibBtf {
                 }
                 Op::Var(n, linkage, t) => sys::btf__add_var(b, c(n).as_ptr(), linkage as _, t as _),
                 Op::Datasec(n, sz) => sys::btf__add_datasec(b, c(n).as_ptr(), sz as _),
-                Op::SecVar(v, off, sz) => sys::btf__add_datasec_var_info(b, v as _, off as _, sz as _),
+                Op::SecVar(v, off, sz) => {
+                    sys::btf__add_datasec_var_info(b, v as _, off as _, sz as _)
+                }
                 Op::DeclTag(n, t, comp) => sys::btf__add_decl_tag(b, c(n).as_ptr(), t as _, comp),
             }
         };
@@ -219,11 +221,7 @@ pub fn dedup_built(
 
 /// libbpf: build with `ops` through the add API (split on `base` bytes if given), then return
 /// the raw bytes before and after dedup.
-pub fn dedup_ops(
-    ops: &[Op],
-    base: Option<&[u8]>,
-    force: bool,
-) -> Result<(Vec<u8>, Vec<u8>), i32> {
+pub fn dedup_ops(ops: &[Op], base: Option<&[u8]>, force: bool) -> Result<(Vec<u8>, Vec<u8>), i32> {
     let base = base.map(|b| LibBtf::parse(b, None)).transpose()?;
     let mut btf = LibBtf::empty(base.as_ref());
     for op in ops {

@@ -80,19 +80,44 @@ pub fn fixtures() -> &'static [Fixture] {
         let tags = format!("{SRC}/tags.c");
         let builds: [(&str, &str, &[&str], &str); 7] = [
             ("gcc-O2-g", "gcc", &["-O2", "-g", "-c"], &types),
-            ("gcc-O2-gdwarf-4", "gcc", &["-O2", "-gdwarf-4", "-c"], &types),
+            (
+                "gcc-O2-gdwarf-4",
+                "gcc",
+                &["-O2", "-gdwarf-4", "-c"],
+                &types,
+            ),
             ("gcc-O0-gz", "gcc", &["-O0", "-g", "-gz=zlib", "-c"], &types),
-            ("gcc-shared", "gcc", &["-O2", "-g", "-shared", "-fPIC"], &types),
+            (
+                "gcc-shared",
+                "gcc",
+                &["-O2", "-g", "-shared", "-fPIC"],
+                &types,
+            ),
             ("clang-O2-g", "clang", &["-O2", "-g", "-c"], &types),
-            ("clang-gdwarf-4", "clang", &["-O2", "-gdwarf-4", "-c"], &types),
+            (
+                "clang-gdwarf-4",
+                "clang",
+                &["-O2", "-gdwarf-4", "-c"],
+                &types,
+            ),
             ("clang-tags", "clang", &["-O2", "-g", "-c"], &tags),
         ];
         builds
             .iter()
             .map(|(name, cc, flags, src)| {
-                let ext = if flags.contains(&"-shared") { "so" } else { "o" };
+                let ext = if flags.contains(&"-shared") {
+                    "so"
+                } else {
+                    "o"
+                };
                 let out = dir.join(format!("{name}.{ext}"));
-                run_ok(Command::new(tool(cc)).args(*flags).arg(src).arg("-o").arg(&out));
+                run_ok(
+                    Command::new(tool(cc))
+                        .args(*flags)
+                        .arg(src)
+                        .arg("-o")
+                        .arg(&out),
+                );
                 Fixture { name, path: out }
             })
             .collect()

@@ -1,0 +1,185 @@
+//! One worker's unit of work: a batch of consecutive CUs encoded into its own chunk.
+//!
+//! Per CU, in pahole's order: the types table (then the synthetic `int` and decl tags), the
+//! function instances (saved into the shared function table, strings added to the chunk), the
+//! variables (VAR + decl tags; their DATASEC entries are buffered). Type ids are local to the
+//! chunk; [`super::concat`] shifts them when the chunk joins the run's BTF.
+
+use std::ops::Range;
+use std::path::Path;
+
+use gimli::UnitHeader;
+
+use super::encoder::{encode_cu_types, IndexRole};
+use super::func_state::{save_instance, FuncInstance};
+use super::variables::{PendingSecinfo, VarEncoder};
+use crate::btf::{Btf, Endian};
+use crate::config::Features;
+use crate::dwarf::functions::{decode_cu_functions, Arch};
+use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError};
+use crate::dwarf::units::{Cu, R};
+use crate::dwarf::variables::decode_cu_variables;
+use crate::error::{Error, Result};
+use crate::functable::FuncSaver;
+use crate::input::functions::ElfFunctions;
+
+/// Everything the workers share, read-only.
+pub struct EncodeContext<'a, 'd> {
+    pub path: &'d Path,
+    pub dwarf: &'d gimli::Dwarf<R<'a>>,
+    pub headers: &'d [UnitHeader<R<'a>>],
+    pub features: &'d Features,
+    pub lang_exclude: &'d [u16],
+    pub endian: Endian,
+    pub funcs: &'d ElfFunctions<'a>,
+    pub vars: &'d VarEncoder<'a>,
+    pub arch: &'d Arch,
+    /// The CU that establishes the array index type, if any CU has an `int` or an array.
+    pub index_cu: Option<usize>,
+    /// Collect `-V` messages.
+    pub verbose: bool,
+    /// Called with the `.debug_info` range of each finished CU (to release its pages).
+    pub release: &'d (dyn Fn(Range<usize>) + Sync),
+}
+
+/// A batch of CUs, encoded.
+pub struct Chunk {
+    pub btf: Btf,
+    /// Local id of the index type when this chunk holds the establishing CU.
+    pub index_local: Option<u32>,
+    /// DATASEC entries of this chunk's variables (chunk-local VAR ids).
+    pub secinfos: Vec<PendingSecinfo>,
+    /// `-V` messages, in CU order.
+    pub messages: Vec<String>,
+    pub cus: usize,
+    pub cus_skipped: usize,
+}
+
+impl<'a> EncodeContext<'a, '_> {
+    fn cu(&self, index: usize) -> Result<Cu<'a>> {
+        let header = self.headers[index];
+        Cu::new(self.dwarf, header, self.endian == Endian::Little).map_err(|e| Error::BadDwarf {
+            path: self.path.to_path_buf(),
+            cu_offset: header.offset().0 as u64,
+            reason: e.to_string(),
+        })
+    }
+
+    fn excluded(&self, cu: &Cu<'_>) -> bool {
+        cu.language
+            .is_some_and(|l| self.lang_exclude.contains(&l.0))
+    }
+
+    fn dwarf_error(&self, cu: &Cu<'_>, e: DecodeError) -> Error {
+        Error::BadDwarf {
+            path: self.path.to_path_buf(),
+            cu_offset: if e.die_offset != 0 {
+                e.die_offset
+            } else {
+                cu.offset as u64
+            },
+            reason: e.reason,
+        }
+    }
+
+    fn types(&self, cu: &Cu<'a>) -> Result<CuTypes<'a>> {
+        decode_cu_types(self.dwarf, cu, self.features).map_err(|e| self.dwarf_error(cu, e))
+    }
+
+    /// The sequential pre-scan: the first CU that has an `int` or an array (see
+    /// [`IndexRole`]). Usually the very first CU, so this decodes one CU.
+    pub fn find_index_cu(&self) -> Result<Option<usize>> {
+        for i in 0..self.headers.len() {
+            let cu = self.cu(i)?;
+            if !self.excluded(&cu) && super::encoder::establishes_index(&self.types(&cu)?) {
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Encodes CUs `range` into a new chunk, saving function instances through `saver`.
+    pub fn encode_batch(
+        &self,
+        range: Range<usize>,
+        chunk_index: u32,
+        saver: &mut impl FuncSaver<FuncInstance<'a>>,
+    ) -> Result<Chunk> {
+        let mut btf = Btf::new();
+        btf.endian = self.endian;
+        let mut chunk = Chunk {
+            btf,
+            index_local: None,
+            secinfos: Vec::new(),
+            messages: Vec::new(),
+            cus: 0,
+            cus_skipped: 0,
+        };
+        for i in range {
+            let cu = self.cu(i)?;
+            chunk.cus += 1;
+            if self.excluded(&cu) {
+                chunk.cus_skipped += 1;
+                continue;
+            }
+            self.encode_cu(&mut chunk, &cu, i, chunk_index, saver)?;
+            (self.release)(cu.range());
+        }
+        Ok(chunk)
+    }
+
+    fn encode_cu(
+        &self,
+        chunk: &mut Chunk,
+        cu: &Cu<'a>,
+        cu_index: usize,
+        chunk_index: u32,
+        saver: &mut impl FuncSaver<FuncInstance<'a>>,
+    ) -> Result<()> {
+        let types = self.types(cu)?;
+        let role = match self.index_cu {
+            Some(k) if cu_index == k => IndexRole::Establish,
+            Some(k) if cu_index > k => IndexRole::After,
+            _ => IndexRole::Before,
+        };
+        let type_id_off = chunk.btf.type_cnt() - 1;
+        if let Some(local) =
+            encode_cu_types(&mut chunk.btf, &types, self.features, cu.offset as u64, role)?
+        {
+            chunk.index_local = Some(local);
+        }
+        if !self.funcs.is_empty() {
+            let functions = decode_cu_functions(self.dwarf, cu, &types, self.arch, self.features)
+                .map_err(|e| self.dwarf_error(cu, e))?;
+            for f in &functions {
+                if f.declaration || !f.has_arg_names || f.name.is_empty() {
+                    continue;
+                }
+                let Some(entry) = self.funcs.find(f.name) else {
+                    continue;
+                };
+                let elf_fn = self.funcs.get(entry).expect("find returns valid indices");
+                let inst = save_instance(
+                    &mut chunk.btf,
+                    chunk_index,
+                    cu_index as u32,
+                    type_id_off,
+                    f,
+                    elf_fn,
+                );
+                saver.save(entry, inst);
+            }
+        }
+        let vars = decode_cu_variables(self.dwarf, cu, &types, self.features)
+            .map_err(|e| self.dwarf_error(cu, e))?;
+        let msgs = self
+            .vars
+            .encode_cu(&mut chunk.btf, &vars, type_id_off, &mut chunk.secinfos)?;
+        chunk.messages.extend(
+            msgs.into_iter()
+                .filter(|m| self.verbose || !m.verbose_only)
+                .map(|m| m.text),
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,111 @@
+//! Concatenation of worker chunks into the run's BTF, in chunk (= DWARF) order.
+//!
+//! This is libbpf's `btf__add_btf`: records are copied, every string is re-added to the
+//! destination (so the string section stays in first-insertion order, exactly as if one
+//! encoder had encoded every CU in order), and type ids are shifted by the destination's type
+//! count. The array index placeholder becomes the real index type.
+
+use super::encoder::INDEX_PLACEHOLDER;
+use crate::btf::types::{for_each_str_off_mut, for_each_type_id_mut};
+use crate::btf::Btf;
+use crate::error::{Error, Result};
+
+/// Appends every type of `chunk` to `dst`; returns the id offset added to the chunk's ids.
+///
+/// `index_type` is the id arrays use as index type; `chunk_index` is the chunk's own index
+/// type (local id) when the index type is established inside it.
+pub fn append_chunk(
+    dst: &mut Btf,
+    chunk: &Btf,
+    index_type: &mut Option<u32>,
+    chunk_index: Option<u32>,
+) -> Result<u32> {
+    let offset = dst.type_cnt() - 1;
+    if let Some(local) = chunk_index {
+        *index_type = Some(local + offset);
+    }
+    let strmap = string_map(dst, chunk);
+    let mut words = Vec::new();
+    for t in chunk.own_types() {
+        let kind = t.kind().ok_or_else(|| Error::BadBtf("unknown kind in a chunk".into()))?;
+        words.clear();
+        words.extend_from_slice(t.words);
+        for_each_str_off_mut(kind, &mut words, |off| *off = strmap[*off as usize]);
+        let mut missing_index = false;
+        for_each_type_id_mut(kind, &mut words, |id| {
+            *id = match *id {
+                0 => 0,
+                INDEX_PLACEHOLDER => match *index_type {
+                    Some(idx) => idx,
+                    None => {
+                        missing_index = true;
+                        0
+                    }
+                },
+                local => local + offset,
+            }
+        });
+        if missing_index {
+            return Err(Error::BadBtf(
+                "an array precedes the CU that establishes the index type".into(),
+            ));
+        }
+        dst.push_record(&words)?;
+    }
+    Ok(offset)
+}
+
+/// Adds the chunk's strings to `dst` in the chunk's order; returns local → global offsets
+/// (indexed by local offset; only string starts are meaningful).
+fn string_map(dst: &mut Btf, chunk: &Btf) -> Vec<u32> {
+    let bytes = chunk.strings().as_bytes();
+    let mut map = vec![0u32; bytes.len() + 1];
+    let mut start = 0usize;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == 0 {
+            map[start] = if i == start {
+                0
+            } else {
+                dst.add_str(&bytes[start..i])
+            };
+            start = i + 1;
+        }
+    }
+    map
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::btf::{kinds, Kind};
+
+    #[test]
+    fn concatenation_shifts_ids_and_reuses_strings() {
+        let mut a = Btf::new();
+        let int = a.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
+        a.add_ref(Kind::Ptr, None, int).unwrap();
+        let mut b = Btf::new();
+        let c = b.add_int(b"char", 1, 0).unwrap();
+        let i2 = b.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
+        b.add_array(INDEX_PLACEHOLDER, c, 4).unwrap();
+        b.add_ref(Kind::Ptr, None, i2).unwrap();
+        let mut dst = Btf::new();
+        let mut idx = None;
+        assert_eq!(append_chunk(&mut dst, &a, &mut idx, Some(int)).unwrap(), 0);
+        assert_eq!(append_chunk(&mut dst, &b, &mut idx, None).unwrap(), 2);
+        assert_eq!(dst.type_cnt(), 7);
+        let arr = dst.type_by_id(5).unwrap().array();
+        assert_eq!((arr.elem, arr.index), (3, 1));
+        assert_eq!(dst.type_by_id(6).unwrap().size_or_type(), 4);
+        assert_eq!(dst.strings().as_bytes(), b"\0int\0char\0");
+    }
+
+    #[test]
+    fn array_before_index_is_an_error() {
+        let mut b = Btf::new();
+        let c = b.add_int(b"char", 1, 0).unwrap();
+        b.add_array(INDEX_PLACEHOLDER, c, 4).unwrap();
+        let mut dst = Btf::new();
+        assert!(append_chunk(&mut dst, &b, &mut None, None).is_err());
+    }
+}

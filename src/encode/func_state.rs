@@ -1,0 +1,126 @@
+//! What a worker saves per DWARF instance of a function (pahole's `btf_encoder_func_state`),
+//! and the per-CU filter that decides which instances are saved at all.
+//!
+//! Type ids are local to the worker's chunk; the final pass translates them with the chunk's
+//! id offset once the chunks are concatenated. Parameter names and decl-tag values are added
+//! to the chunk's string table at save time, as pahole does, so the string section keeps
+//! pahole's order.
+
+use crate::btf::Btf;
+use crate::dwarf::functions::FunctionInfo;
+use crate::dwarf::types::Annot;
+use crate::input::functions::ElfFunction;
+
+/// Flag bits of a [`FuncInstance`].
+pub mod flags {
+    pub const OPTIMIZED_PARMS: u8 = 1 << 0;
+    pub const UNEXPECTED_REG: u8 = 1 << 1;
+    pub const UNCERTAIN_PARM_LOC: u8 = 1 << 2;
+    pub const REORDERED_PARM: u8 = 1 << 3;
+    pub const SIGNATURE_CHANGED: u8 = 1 << 4;
+    pub const OPTIMIZED_SYMBOL: u8 = 1 << 5;
+}
+
+/// One saved DWARF instance of an ELF function.
+#[derive(Clone, Debug)]
+pub struct FuncInstance<'a> {
+    /// Position in DWARF order: (CU index, DIE offset). Orders instances like pahole's array.
+    pub order: (u32, u32),
+    /// The chunk whose BTF the type ids below belong to.
+    pub chunk: u32,
+    /// `DW_AT_low_pc` (0 for abstract instances and ranges-only functions).
+    pub addr: u64,
+    /// Return type id, chunk-local (0 = void).
+    pub ret: u32,
+    /// Parameters: name (empty for the vararg) and chunk-local type id.
+    pub params: Box<[(&'a [u8], u32)]>,
+    /// `btf_decl_tag` annotations of the function (-1) and its parameters.
+    pub annots: Box<[Annot<'a>]>,
+    /// [`flags`] bits.
+    pub flags: u8,
+}
+
+impl FuncInstance<'_> {
+    pub fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+}
+
+/// True when `name` has a `.constprop` or `.isra` suffix (after its first '.').
+fn is_optimized_clone(name: &[u8]) -> bool {
+    let Some(dot) = name.iter().position(|&b| b == b'.') else {
+        return false;
+    };
+    let suffix = &name[dot..];
+    [&b".constprop"[..], b".isra"]
+        .iter()
+        .any(|s| suffix.windows(s.len()).any(|w| w == *s))
+}
+
+/// pahole's `btf_encoder__save_func`: builds the instance and adds its strings to the chunk.
+pub fn save_instance<'a>(
+    chunk_btf: &mut Btf,
+    chunk: u32,
+    cu_index: u32,
+    type_id_off: u32,
+    func: &FunctionInfo<'a>,
+    elf_fn: &ElfFunction<'_>,
+) -> FuncInstance<'a> {
+    let xlate = |id: u32| if id == 0 { 0 } else { type_id_off + id };
+    let mut f = 0u8;
+    for (on, bit) in [
+        (func.optimized_parms, flags::OPTIMIZED_PARMS),
+        (func.unexpected_reg, flags::UNEXPECTED_REG),
+        (func.uncertain_parm_loc, flags::UNCERTAIN_PARM_LOC),
+        (func.reordered_parm, flags::REORDERED_PARM),
+        (func.signature_changed, flags::SIGNATURE_CHANGED),
+    ] {
+        if on {
+            f |= bit;
+        }
+    }
+    if func.addr != 0
+        && elf_fn
+            .syms
+            .iter()
+            .any(|s| s.addr == func.addr && is_optimized_clone(s.name.as_bytes()))
+    {
+        f |= flags::OPTIMIZED_SYMBOL;
+    }
+    let params: Box<[(&[u8], u32)]> = func
+        .params
+        .iter()
+        .map(|p| {
+            if !p.name.is_empty() {
+                chunk_btf.add_str(p.name);
+            }
+            (p.name, xlate(p.ty))
+        })
+        .collect();
+    for a in &func.annots {
+        chunk_btf.add_str(a.value);
+    }
+    FuncInstance {
+        order: (cu_index, func.die),
+        chunk,
+        addr: func.addr,
+        ret: xlate(func.ret),
+        params,
+        annots: func.annots.clone().into_boxed_slice(),
+        flags: f,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn optimized_clone_suffixes() {
+        assert!(is_optimized_clone(b"foo.isra.0"));
+        assert!(is_optimized_clone(b"foo.constprop.3"));
+        assert!(is_optimized_clone(b"foo.part.0.isra.0"));
+        assert!(!is_optimized_clone(b"foo"));
+        assert!(!is_optimized_clone(b"isra_foo.cold"));
+    }
+}
