@@ -138,9 +138,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
+/// Reads a base BTF, its strings indexed so that split BTF reuses them.
 fn load_base(base: Option<PathBuf>) -> Result<Option<Arc<Btf>>> {
-    base.map(|p| read::read_file(&p, None).map(Arc::new))
-        .transpose()
+    base.map(|p| {
+        read::read_file(&p, None).map(|mut b| {
+            b.index_strings();
+            Arc::new(b)
+        })
+    })
+    .transpose()
 }
 
 fn run_verify(file: &PathBuf, base: Option<PathBuf>) -> Result<ExitCode> {

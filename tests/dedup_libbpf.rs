@@ -5,6 +5,8 @@
 //! built through the add API (strings already deduplicated, string phase skipped) — and each
 //! with and without `force_collisions`. Outputs must be byte-identical.
 
+mod common;
+
 #[path = "common/libbpf_oracle.rs"]
 mod libbpf_oracle;
 
@@ -1128,8 +1130,6 @@ fn random_btf_matches_libbpf() {
 // ---------------------------------------------------------------------------------------------
 // large inputs
 
-const PAHOLE_HEAD: &str = "/work/shared/oracles/vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf";
-const KERNEL_PREDEDUP: &str = "/root/.cache/dwarf2btf/vmlinux-6.1.0-57.prededup.btf";
 
 fn compare_large(name: &str, data: &[u8]) -> (usize, usize) {
     let t = std::time::Instant::now();
@@ -1148,10 +1148,7 @@ fn compare_large(name: &str, data: &[u8]) -> (usize, usize) {
 /// by both: identical bytes, and back to the original's size.
 #[test]
 fn kernel_btf_concatenated_matches_libbpf() {
-    let Ok(data) = std::fs::read(PAHOLE_HEAD) else {
-        eprintln!("skipped: {PAHOLE_HEAD} not found");
-        return;
-    };
+    let data = std::fs::read(common::oracle_btf()).unwrap();
     let src = read::parse(&data, None).unwrap();
     let big = write::to_bytes(&libbpf_oracle::concat_copies(&src, 3));
     let (types, _) = compare_large("3 x vmlinux", &big);
@@ -1162,17 +1159,21 @@ fn kernel_btf_concatenated_matches_libbpf() {
     );
 }
 
-/// The encoder's pre-dedup output for the Debian 6.1 vmlinux, when it has been produced.
+/// The encoder's pre-dedup output for the Debian 6.1 vmlinux (kernel flags, `--no_dedup`),
+/// deduplicated by libbpf v1.7.0 and by dwarf2btf: identical bytes.
 #[test]
 fn kernel_prededup_matches_libbpf() {
-    let Ok(data) = std::fs::read(KERNEL_PREDEDUP) else {
-        let required = std::env::var("DWARF2BTF_REQUIRE_KERNEL").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "{KERNEL_PREDEDUP} is missing (DWARF2BTF_REQUIRE_KERNEL=1)"
-        );
-        eprintln!("skipped: {KERNEL_PREDEDUP} not found");
+    let Some(vmlinux) = common::vmlinux() else {
         return;
     };
+    let out = common::scratch("dedup_kernel").join("vmlinux.prededup.btf");
+    let o = common::encode(
+        &vmlinux,
+        &out,
+        &[common::KERNEL_FEATURES, "--lang_exclude=rust", "-j2", "--no_dedup"],
+    );
+    assert!(o.status.success(), "{}", common::text(&o));
+    let data = std::fs::read(&out).unwrap();
+    std::fs::remove_file(&out).unwrap();
     compare_large("kernel pre-dedup", &data);
 }

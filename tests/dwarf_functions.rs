@@ -33,7 +33,10 @@ fn type_name(types: &CuTypes<'_>, id: u32) -> String {
     let mut out = String::new();
     let mut id = id;
     for _ in 0..16 {
-        let Some(e) = id.checked_sub(1).and_then(|i| types.entries.get(i as usize)) else {
+        let Some(e) = id
+            .checked_sub(1)
+            .and_then(|i| types.entries.get(i as usize))
+        else {
             out.push_str("void");
             return out;
         };
@@ -98,7 +101,12 @@ fn decode(path: &Path, features: &Features) -> Vec<Func> {
                 params: f
                     .params
                     .iter()
-                    .map(|p| (String::from_utf8_lossy(p.name).into_owned(), type_name(&types, p.ty)))
+                    .map(|p| {
+                        (
+                            String::from_utf8_lossy(p.name).into_owned(),
+                            type_name(&types, p.ty),
+                        )
+                    })
                     .collect(),
                 has_arg_names: f.has_arg_names,
                 optimized_parms: f.optimized_parms,
@@ -141,10 +149,21 @@ fn compile(name: &str, cc: &str, flags: &[&str], src: &str) -> PathBuf {
 }
 
 /// gcc with DWARF 5 and DWARF 4, clang with its default (DWARF 5) and DWARF 4.
-const GCC: [(&str, &[&str]); 2] = [("gcc-dwarf5", &["-O2", "-g"]), ("gcc-dwarf4", &["-O2", "-gdwarf-4"])];
-const CLANG: [(&str, &[&str]); 2] = [("clang-dwarf5", &["-O2", "-g"]), ("clang-dwarf4", &["-O2", "-gdwarf-4"])];
+const GCC: [(&str, &[&str]); 2] = [
+    ("gcc-dwarf5", &["-O2", "-g"]),
+    ("gcc-dwarf4", &["-O2", "-gdwarf-4"]),
+];
+const CLANG: [(&str, &[&str]); 2] = [
+    ("clang-dwarf5", &["-O2", "-g"]),
+    ("clang-dwarf4", &["-O2", "-gdwarf-4"]),
+];
 
-fn build_all(name: &str, cc: &str, builds: &[(&str, &[&str])], src: &str) -> Vec<(String, Vec<Func>)> {
+fn build_all(
+    name: &str,
+    cc: &str,
+    builds: &[(&str, &[&str])],
+    src: &str,
+) -> Vec<(String, Vec<Func>)> {
     builds
         .iter()
         .map(|(flavour, flags)| {
@@ -157,12 +176,18 @@ fn build_all(name: &str, cc: &str, builds: &[(&str, &[&str])], src: &str) -> Vec
 
 /// The non-declaration instances of `name` (abstract and concrete).
 fn instances<'f>(funcs: &'f [Func], name: &str) -> Vec<&'f Func> {
-    funcs.iter().filter(|f| f.name == name && !f.declaration).collect()
+    funcs
+        .iter()
+        .filter(|f| f.name == name && !f.declaration)
+        .collect()
 }
 
 /// The out-of-line (addressed) instances of `name`.
 fn concrete<'f>(funcs: &'f [Func], name: &str) -> Vec<&'f Func> {
-    instances(funcs, name).into_iter().filter(|f| f.addr != 0 || f.external).collect()
+    instances(funcs, name)
+        .into_iter()
+        .filter(|f| f.addr != 0 || f.external)
+        .collect()
 }
 
 #[test]
@@ -206,26 +231,40 @@ fn gcc_static_clone_has_optimized_parms_global_does_not() {
         let foo = instances(&funcs, "foo");
         assert!(!foo.is_empty(), "{tag}: no foo in {funcs:#?}");
         for f in &foo {
-            assert!(f.optimized_parms, "{tag}: foo instance without optimized_parms: {f:#?}");
+            assert!(
+                f.optimized_parms,
+                "{tag}: foo instance without optimized_parms: {f:#?}"
+            );
             assert!(!f.reordered_parm && !f.unexpected_reg, "{tag}: {f:#?}");
             assert_eq!(f.params.len(), 3, "{tag}: {f:#?}");
             assert_eq!(f.ret, "int", "{tag}: {f:#?}");
         }
         // The out-of-line clone is a concrete instance: nameless in DWARF, named through its
         // abstract origin, parameters named and typed through theirs.
-        assert!(foo.iter().any(|f| f.params.iter().map(|p| p.0.as_str()).eq(["a", "b", "c"])));
+        assert!(foo
+            .iter()
+            .any(|f| f.params.iter().map(|p| p.0.as_str()).eq(["a", "b", "c"])));
         let bar = instances(&funcs, "bar");
         assert_eq!(bar.len(), 1, "{tag}: {funcs:#?}");
         let bar = bar[0];
-        assert!(bar.external && !bar.optimized_parms && !bar.unexpected_reg, "{tag}: {bar:#?}");
+        assert!(
+            bar.external && !bar.optimized_parms && !bar.unexpected_reg,
+            "{tag}: {bar:#?}"
+        );
         assert_eq!(
             bar.params,
-            [("a".to_string(), "int".to_string()), ("b".to_string(), "int".to_string())],
+            [
+                ("a".to_string(), "int".to_string()),
+                ("b".to_string(), "int".to_string())
+            ],
             "{tag}"
         );
         assert!(bar.has_arg_names);
         let main = instances(&funcs, "main")[0];
-        assert!(main.params.is_empty() && !main.optimized_parms, "{tag}: {main:#?}");
+        assert!(
+            main.params.is_empty() && !main.optimized_parms,
+            "{tag}: {main:#?}"
+        );
     }
 }
 
@@ -250,7 +289,11 @@ fn gcc_isra_clone_reorders_parameters() {
         assert_eq!(clone.len(), 1, "{tag}: {f:#?}");
         let clone = clone[0];
         // Only the parameters with a register location survive, in clone order.
-        assert_eq!(clone.params, [("x".to_string(), "int".to_string())], "{tag}: {clone:#?}");
+        assert_eq!(
+            clone.params,
+            [("x".to_string(), "int".to_string())],
+            "{tag}: {clone:#?}"
+        );
         assert!(clone.optimized_parms, "{tag}: {clone:#?}");
         // The abstract instance keeps the source signature and is not reordered itself.
         let abs: Vec<_> = f.iter().filter(|f| !f.reordered_parm).collect();
@@ -259,7 +302,10 @@ fn gcc_isra_clone_reorders_parameters() {
         assert_eq!(abs[0].params[0].1, "Ptr struct s", "{tag}");
         for name in ["g", "h"] {
             let x = instances(&funcs, name)[0];
-            assert!(!x.reordered_parm && !x.optimized_parms && !x.unexpected_reg, "{tag}: {x:#?}");
+            assert!(
+                !x.reordered_parm && !x.optimized_parms && !x.unexpected_reg,
+                "{tag}: {x:#?}"
+            );
         }
     }
 }
@@ -305,20 +351,34 @@ fn varargs_and_packed_structs_on_the_stack() {
         assert_eq!(vsum.len(), 1, "{tag}: {funcs:#?}");
         assert_eq!(
             vsum[0].params,
-            [("n".to_string(), "int".to_string()), (String::new(), "void".to_string())],
+            [
+                ("n".to_string(), "int".to_string()),
+                (String::new(), "void".to_string())
+            ],
             "{tag}: the vararg is a trailing nameless void parameter"
         );
         assert!(vsum[0].has_arg_names, "{tag}");
         let get = |name: &str| concrete(&funcs, name)[0].clone();
-        assert!(get("seven").uncertain_parm_loc, "{tag}: {:#?}", get("seven"));
-        assert!(!get("seven_ok").uncertain_parm_loc, "{tag}: struct np is not packed");
+        assert!(
+            get("seven").uncertain_parm_loc,
+            "{tag}: {:#?}",
+            get("seven")
+        );
+        assert!(
+            !get("seven_ok").uncertain_parm_loc,
+            "{tag}: struct np is not packed"
+        );
         // ftype__has_uncertain_arg_loc does not look through typedefs.
         assert!(!get("seven_typedef").uncertain_parm_loc, "{tag}");
         // The sixth parameter still has a register slot: not "uncertain" (pahole only looks
         // at parameters beyond nr_register_params).
         assert!(!get("sixth").uncertain_parm_loc, "{tag}");
         assert_eq!(get("seven").params.len(), 7, "{tag}");
-        assert_eq!(get("seven").params[6], ("g".to_string(), "struct pk".to_string()), "{tag}");
+        assert_eq!(
+            get("seven").params[6],
+            ("g".to_string(), "struct pk".to_string()),
+            "{tag}"
+        );
     }
 }
 
@@ -341,17 +401,31 @@ fn clang_decl_tags_on_functions_and_parameters() {
         let annots: Vec<(&str, i32)> = t.annots.iter().map(|(v, c)| (v.as_str(), *c)).collect();
         assert_eq!(
             annots,
-            [("param_x", 0), ("param_y1", 1), ("param_y2", 1), ("a", -1), ("b", -1)],
+            [
+                ("param_x", 0),
+                ("param_y1", 1),
+                ("param_y2", 1),
+                ("a", -1),
+                ("b", -1)
+            ],
             "{tag}"
         );
-        assert!(!t.optimized_parms && !t.unexpected_reg && !t.signature_changed, "{tag}: {t:#?}");
+        assert!(
+            !t.optimized_parms && !t.unexpected_reg && !t.signature_changed,
+            "{tag}: {t:#?}"
+        );
         // A declaration is reported (pahole skips it on `declaration`), with its tag.
         let d: Vec<_> = funcs.iter().filter(|f| f.name == "declared").collect();
         assert_eq!(d.len(), 1, "{tag}");
         assert!(d[0].declaration, "{tag}");
         assert_eq!(d[0].annots, [("decl_only".to_string(), -1)], "{tag}");
         // With decl_tag off, pahole's loader drops annotations.
-        let o = compile(&format!("{tag}-notags"), "clang", &["-O2", "-g"], CLANG_TAGS);
+        let o = compile(
+            &format!("{tag}-notags"),
+            "clang",
+            &["-O2", "-g"],
+            CLANG_TAGS,
+        );
         let features = Features {
             decl_tag: false,
             ..Features::default()
@@ -376,15 +450,22 @@ int caller(int v) { return dropped(1, v) + dropped(2, v + 1); }
 fn clang_changed_signature() {
     for (tag, funcs) in build_all("nocall", "clang", &CLANG, CLANG_NOCALL) {
         let o = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("dwarf_functions/{tag}.o"));
-        let dump = Command::new("llvm-dwarfdump").arg("--debug-info").arg(&o).output();
-        let nocall = dump.is_ok_and(|d| String::from_utf8_lossy(&d.stdout).contains("DW_CC_nocall"));
+        let dump = Command::new("llvm-dwarfdump")
+            .arg("--debug-info")
+            .arg(&o)
+            .output();
+        let nocall =
+            dump.is_ok_and(|d| String::from_utf8_lossy(&d.stdout).contains("DW_CC_nocall"));
         let d = concrete(&funcs, "dropped");
         assert_eq!(d.len(), 1, "{tag}: {funcs:#?}");
         let d = d[0];
         assert_eq!(d.signature_changed, nocall, "{tag}: {d:#?}");
         assert!(d.optimized_parms && d.unexpected_reg, "{tag}: {d:#?}");
         let caller = instances(&funcs, "caller")[0];
-        assert!(!caller.signature_changed && !caller.unexpected_reg, "{tag}: {caller:#?}");
+        assert!(
+            !caller.signature_changed && !caller.unexpected_reg,
+            "{tag}: {caller:#?}"
+        );
     }
 }
 
@@ -412,9 +493,19 @@ fn vmlinux_skip_reasons_match_pahole_head() {
     let oracle = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/oracles/vmlinux-6.1.0-57-cloud-amd64.pahole-head.skipped.txt");
     let oracle = std::fs::read_to_string(oracle).unwrap();
+    // The final reasons; funcs__match's detail lines ("param count mismatch; ...") are not.
+    const REASONS: [&str; 6] = [
+        "unexpected register usage for parameter",
+        "inconsistet prototype",
+        "uncertain parameter location",
+        "reordered parameters",
+        "optimized parameters",
+        "ambiguous address",
+    ];
     let expected: BTreeMap<&str, &str> = oracle
         .lines()
         .filter_map(|l| l.split_once(" : skipping BTF encoding of function due to "))
+        .filter(|(_, r)| REASONS.contains(r))
         .collect();
 
     let mapped = Mapped::open(&path).unwrap();
@@ -437,6 +528,7 @@ fn vmlinux_skip_reasons_match_pahole_head() {
     let mut groups: BTreeMap<u32, Vec<State>> = BTreeMap::new();
     let start = std::time::Instant::now();
     let (mut nfuncs, mut ncus) = (0usize, 0usize);
+    let mut in_functions = std::time::Duration::ZERO;
     for header in unit_headers(&dwarf, &path).unwrap() {
         let cu = Cu::new(&dwarf, header, true).unwrap();
         if cu.language.is_some_and(|l| l == gimli::DW_LANG_Rust) {
@@ -444,7 +536,9 @@ fn vmlinux_skip_reasons_match_pahole_head() {
         }
         ncus += 1;
         let types = decode_cu_types(&dwarf, &cu, &features).unwrap();
+        let t = std::time::Instant::now();
         let funcs = decode_cu_functions(&dwarf, &cu, &types, &arch, &features).unwrap();
+        in_functions += t.elapsed();
         nfuncs += funcs.len();
         for f in funcs {
             if f.declaration || !f.has_arg_names {
@@ -464,7 +558,7 @@ fn vmlinux_skip_reasons_match_pahole_head() {
         }
     }
     eprintln!(
-        "decoded {nfuncs} subprograms of {ncus} CUs (types + functions) in {:.2?}",
+        "decoded {nfuncs} subprograms of {ncus} CUs in {:.2?}, {in_functions:.2?} of it in decode_cu_functions",
         start.elapsed()
     );
 
@@ -476,13 +570,13 @@ fn vmlinux_skip_reasons_match_pahole_head() {
             s.addr != 0
                 && e.syms.iter().any(|sym| {
                     sym.addr == s.addr
-                        && sym
-                            .name
-                            .find('.')
-                            .is_some_and(|d| sym.name[d..].contains(".constprop") || sym.name[d..].contains(".isra"))
+                        && sym.name.find('.').is_some_and(|d| {
+                            sym.name[d..].contains(".constprop") || sym.name[d..].contains(".isra")
+                        })
                 })
         };
-        let skip_optimized = |s: &State| s.optimized_parms && (s.signature_changed || optimized_symbol(s));
+        let skip_optimized =
+            |s: &State| s.optimized_parms && (s.signature_changed || optimized_symbol(s));
         let canonical = if states.len() == 1 {
             &states[0]
         } else {
@@ -517,7 +611,10 @@ fn vmlinux_skip_reasons_match_pahole_head() {
         checked += 1;
         let ok = match oracle {
             Some("inconsistet prototype") => {
-                matches!(reason, None | Some("unexpected register usage for parameter"))
+                matches!(
+                    reason,
+                    None | Some("unexpected register usage for parameter")
+                )
             }
             o => o == reason,
         };
@@ -527,12 +624,26 @@ fn vmlinux_skip_reasons_match_pahole_head() {
     }
     let unseen: Vec<_> = expected
         .keys()
-        .filter(|n| table.find(n.as_bytes()).is_none_or(|i| !groups.contains_key(&i)))
+        .filter(|n| {
+            table
+                .find(n.as_bytes())
+                .is_none_or(|i| !groups.contains_key(&i))
+        })
         .collect();
-    eprintln!("{checked} ELF functions checked, {} mismatches", mismatches.len());
+    eprintln!(
+        "{checked} ELF functions checked, {} mismatches",
+        mismatches.len()
+    );
     for m in mismatches.iter().take(60) {
         eprintln!("  {m}");
     }
-    assert!(unseen.is_empty(), "skipped by pahole but never saved here: {unseen:?}");
-    assert!(mismatches.is_empty(), "{} skip reasons differ from pahole HEAD's", mismatches.len());
+    assert!(
+        unseen.is_empty(),
+        "skipped by pahole but never saved here: {unseen:?}"
+    );
+    assert!(
+        mismatches.is_empty(),
+        "{} skip reasons differ from pahole HEAD's",
+        mismatches.len()
+    );
 }

@@ -1,6 +1,7 @@
 //! The reference kernel (Debian 6.1.0-57 cloud vmlinux, fetched by scripts/fetch-kernel.sh):
-//! encoded with the kernel's flags, its types are compared with pahole HEAD's output in
-//! ../shared/oracles, and the BTF must pass `dwarf2btf verify` and `bpftool btf dump`.
+//! encoded with the kernel's flags, the BTF is compared with pahole HEAD's output and skip log
+//! in ../shared/oracles, must pass `dwarf2btf verify` and `bpftool btf dump`, and must not
+//! depend on -j or the function table design.
 
 mod common;
 
@@ -10,24 +11,99 @@ use std::sync::OnceLock;
 
 use common::*;
 
-/// Encodes the kernel once per test binary (the kernel's pahole flags, -j2).
-fn kernel_btf() -> Option<&'static PathBuf> {
-    static OUT: OnceLock<Option<PathBuf>> = OnceLock::new();
+/// The kernel encoded once per test binary (the kernel's pahole flags, -j2, -V), and the
+/// function skip lines it printed.
+fn kernel_run() -> Option<&'static (PathBuf, Vec<String>)> {
+    static OUT: OnceLock<Option<(PathBuf, Vec<String>)>> = OnceLock::new();
     OUT.get_or_init(|| {
         let vmlinux = vmlinux()?;
         let out = scratch("kernel").join("vmlinux.btf");
-        let o = encode(&vmlinux, &out, &[KERNEL_FEATURES, "--lang_exclude=rust", "-j2"]);
+        let o = encode(&vmlinux, &out, &[KERNEL_FEATURES, "--lang_exclude=rust", "-j2", "-V"]);
         assert!(o.status.success(), "encoding the kernel failed: {}", text(&o));
-        Some(out)
+        let mut skips: Vec<String> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.contains(" : skipping BTF encoding of function due to "))
+            .map(str::to_string)
+            .collect();
+        skips.sort();
+        Some((out, skips))
     })
     .as_ref()
+}
+
+fn kernel_btf() -> Option<&'static PathBuf> {
+    kernel_run().map(|(p, _)| p)
+}
+
+/// The type and string sections of a raw BTF file (the header length differs by design:
+/// 24 bytes here, 32 in libbpf 1.8's output).
+fn sections(path: &std::path::Path) -> Vec<u8> {
+    let data = std::fs::read(path).unwrap();
+    let hdr_len = u32::from_le_bytes(data[4..8].try_into().unwrap()) as usize;
+    data[hdr_len..].to_vec()
+}
+
+/// The whole output — types, functions, variables, datasecs, strings — equals pahole HEAD's.
+#[test]
+fn kernel_btf_is_byte_identical_to_pahole_head() {
+    let Some(ours) = kernel_btf() else { return };
+    let (a, b) = (sections(ours), sections(&oracle_btf()));
+    assert_eq!(a.len(), b.len(), "section sizes differ");
+    if let Some(at) = a.iter().zip(&b).position(|(x, y)| x != y) {
+        let d = run(Command::new(bin()).arg("diff").arg(ours).arg(oracle_btf()));
+        panic!("first difference at section byte {at}:\n{}", text(&d));
+    }
+}
+
+/// The `-V` function skip log equals pahole HEAD's (reasons and mismatch details).
+#[test]
+fn kernel_function_skips_match_pahole_head() {
+    let Some((_, skips)) = kernel_run() else { return };
+    let oracle = oracle_btf().with_file_name("vmlinux-6.1.0-57-cloud-amd64.pahole-head.skipped.txt");
+    let mut expected: Vec<String> = std::fs::read_to_string(&oracle)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    expected.sort();
+    assert!(expected.len() > 800, "oracle skip log looks truncated");
+    let missing: Vec<_> = expected.iter().filter(|l| !skips.contains(l)).take(10).collect();
+    let extra: Vec<_> = skips.iter().filter(|l| !expected.contains(l)).take(10).collect();
+    assert!(missing.is_empty() && extra.is_empty(), "missing {missing:?}\nextra {extra:?}");
+    assert_eq!(skips.len(), expected.len());
+}
+
+/// -j1/-j2/-j8/-j64 and the three table designs all give the same bytes on the kernel.
+#[test]
+fn kernel_output_identical_across_jobs_and_designs() {
+    let Some(reference) = kernel_btf() else { return };
+    let vmlinux = vmlinux().unwrap();
+    let expected = std::fs::read(reference).unwrap();
+    let dir = scratch("kernel_matrix");
+    for (jobs, design) in [
+        ("-j1", "save-merge"),
+        ("-j8", "dashmap"),
+        ("-j64", "shared"),
+        ("-j2", "dashmap"),
+        ("-j2", "save-merge"),
+    ] {
+        let out = dir.join(format!("vmlinux{jobs}-{design}.btf"));
+        let o = encode(
+            &vmlinux,
+            &out,
+            &[KERNEL_FEATURES, "--lang_exclude=rust", jobs, "--func-table", design],
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(std::fs::read(&out).unwrap() == expected, "{jobs} {design} differs");
+        std::fs::remove_file(&out).unwrap();
+    }
 }
 
 #[test]
 fn kernel_types_match_pahole_head() {
     let Some(ours) = kernel_btf() else { return };
     let d = run(Command::new(bin())
-        .args(["diff", "--set", "--fold-fwd", "--only", "types"])
+        .args(["diff", "--set", "--only", "types"])
         .arg(ours)
         .arg(oracle_btf()));
     assert!(d.status.success(), "kernel types differ from pahole's:\n{}", text(&d));

@@ -494,34 +494,20 @@ impl LocFacts {
             return;
         }
         let op = ops[0];
+        let first = loc_num == 0;
         match op.atom {
-            DW_OP_REG0..=DW_OP_REG31 => {
-                if loc_num == 0 {
-                    self.set_reg(op.atom)
-                }
+            DW_OP_REG0..=DW_OP_REG31 if first => self.set_reg(op.atom),
+            DW_OP_BREG0..=DW_OP_BREG31 if first && had_stack_value => {
+                self.set_reg(op.atom - DW_OP_BREG0 + DW_OP_REG0)
             }
-            DW_OP_BREG0..=DW_OP_BREG31 => {
-                if loc_num == 0 && had_stack_value {
-                    self.set_reg(op.atom - DW_OP_BREG0 + DW_OP_REG0)
-                }
-            }
-            DW_OP_FBREG => {
-                if loc_num == 0 {
-                    self.loc_stack = true
-                }
-            }
-            a if is_const(a) => {
-                if loc_num == 0 {
-                    self.loc_const_value = true
-                }
-            }
-            DW_OP_ENTRY_VALUE | DW_OP_GNU_ENTRY_VALUE => {
+            DW_OP_FBREG if first => self.loc_stack = true,
+            a if first && is_const(a) => self.loc_const_value = true,
+            DW_OP_ENTRY_VALUE | DW_OP_GNU_ENTRY_VALUE
                 if parse_ops(op.block, sizes, little, inner).is_some()
                     && inner.len() == 1
-                    && is_reg(inner[0].atom)
-                {
-                    self.set_reg(inner[0].atom)
-                }
+                    && is_reg(inner[0].atom) =>
+            {
+                self.set_reg(inner[0].atom)
             }
             _ => {}
         }
@@ -539,15 +525,11 @@ impl LocFacts {
         }
         if !aggregate {
             match first {
-                DW_OP_REG0..=DW_OP_REG31 => {
-                    if loc_num == 0 {
-                        self.set_reg(first)
-                    }
-                }
-                DW_OP_BREG0..=DW_OP_BREG31 => {
-                    if loc_num == 0 && ops[1..].iter().any(|o| o.atom == DW_OP_STACK_VALUE) {
-                        self.set_reg(first - DW_OP_BREG0 + DW_OP_REG0)
-                    }
+                DW_OP_REG0..=DW_OP_REG31 if loc_num == 0 => self.set_reg(first),
+                DW_OP_BREG0..=DW_OP_BREG31
+                    if loc_num == 0 && ops[1..].iter().any(|o| o.atom == DW_OP_STACK_VALUE) =>
+                {
+                    self.set_reg(first - DW_OP_BREG0 + DW_OP_REG0)
                 }
                 _ => {}
             }
@@ -1771,10 +1753,9 @@ impl<'a> Layout<'_, 'a> {
             } else {
                 let storage = self.size(self.strip(m.ty));
                 let bit_size = (storage * 8) as u32;
-                let byte_offset = if bit_size == 0 {
-                    m.bit_offset / 8
-                } else {
-                    m.bit_offset / bit_size * bit_size / 8
+                let byte_offset = match m.bit_offset.checked_div(bit_size) {
+                    Some(units) => units * bit_size / 8,
+                    None => m.bit_offset / 8,
                 };
                 (storage, byte_offset)
             };
@@ -1913,5 +1894,285 @@ fn numeric(v: AttributeValue<R<'_>>) -> u64 {
         AttributeValue::Inline(i) => u64::from(i.0),
         AttributeValue::CallingConvention(c) => u64::from(c.0),
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dwarf::types::Member;
+
+    const SIZES: OpSizes = OpSizes {
+        addr: 8,
+        reference: 4,
+    };
+
+    fn ops(bytes: &[u8]) -> Vec<Op<'_>> {
+        let mut out = Vec::new();
+        parse_ops(bytes, SIZES, true, &mut out).expect("valid expression");
+        out
+    }
+
+    /// Runs `parameter__decode_location` over a list of entries.
+    fn facts(entries: &[&[u8]], aggregate: bool) -> LocFacts {
+        let mut f = LocFacts::default();
+        let mut inner = Vec::new();
+        for (loc_num, e) in entries.iter().enumerate() {
+            f.entry(&ops(e), loc_num, aggregate, SIZES, true, &mut inner);
+        }
+        f
+    }
+
+    #[test]
+    fn parse_ops_reads_operands_like_libdw() {
+        let o = ops(&[0x55, 0x75, 0x7f, 0x9f, 0x91, 0x10, 0x11, 0x7e, 0x93, 0x08]);
+        let atoms: Vec<(u8, u64)> = o.iter().map(|o| (o.atom, o.number)).collect();
+        assert_eq!(
+            atoms,
+            [
+                (0x55, 0),
+                (0x75, u64::MAX),
+                (0x9f, 0),
+                (0x91, 16),
+                (0x11, (-2i64) as u64),
+                (0x93, 8)
+            ]
+        );
+        // DW_OP_addr takes the address size, DW_OP_const4s sign-extends.
+        let o = ops(&[0x03, 1, 0, 0, 0, 0, 0, 0, 0, 0x0d, 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!((o[0].number, o[1].number), (1, u64::MAX));
+        // DW_OP_entry_value keeps its block.
+        let o = ops(&[0xa3, 0x01, 0x54, 0x9f]);
+        assert_eq!(
+            (o[0].atom, o[0].block, o[1].atom),
+            (0xa3, &[0x54u8][..], 0x9f)
+        );
+        // Opcodes libdw does not know, and truncated operands, fail the whole expression.
+        let mut out = Vec::new();
+        assert!(parse_ops(&[0x55, 0x01], SIZES, true, &mut out).is_none());
+        assert!(parse_ops(&[0xe9], SIZES, true, &mut out).is_none());
+        assert!(parse_ops(&[0x0c, 1, 2], SIZES, true, &mut out).is_none());
+        assert!(parse_ops(&[0xa3, 0x05, 0x54], SIZES, true, &mut out).is_none());
+        assert!(parse_ops(&[0x10, 0x80], SIZES, true, &mut out).is_none());
+        // GCC's DW_OP_GNU_parameter_ref (4-byte operand) is known.
+        assert_eq!(ops(&[0xfa, 0x93, 0x01, 0, 0, 0x9f]).len(), 2);
+        assert!(ops(&[]).is_empty());
+    }
+
+    #[test]
+    fn registers_count_at_the_first_entry_only() {
+        assert_eq!(facts(&[&[0x55]], false).loc_reg, Some(5));
+        assert_eq!(
+            facts(&[&[0x91, 0x10], &[0x55]], false),
+            LocFacts {
+                loc_stack: true,
+                ..LocFacts::default()
+            }
+        );
+        // DW_OP_regx is not a register for pahole.
+        assert_eq!(facts(&[&[0x90, 0x05]], false).loc_reg, None);
+        // The first register found wins.
+        assert_eq!(facts(&[&[0x58]], false).loc_reg, Some(8));
+        // An empty expression still counts as an entry.
+        assert_eq!(facts(&[&[], &[0x55]], false).loc_reg, None);
+    }
+
+    #[test]
+    fn entry_values_count_in_any_entry() {
+        // [reg1 ... ), then DW_OP_entry_value(DW_OP_reg5), DW_OP_stack_value.
+        let f = facts(&[&[0x91, 0x08], &[0xa3, 0x01, 0x55, 0x9f]], false);
+        assert_eq!((f.loc_reg, f.loc_stack), (Some(5), true));
+        let f = facts(&[&[0xf3, 0x01, 0x54, 0x9f]], false);
+        assert_eq!(f.loc_reg, Some(4));
+        // Only a lone register inside the entry value.
+        assert_eq!(
+            facts(&[&[0xa3, 0x02, 0x75, 0x00, 0x9f]], false).loc_reg,
+            None
+        );
+        // Without the stack value the entry value alone is a single operation too.
+        assert_eq!(facts(&[&[0xa3, 0x01, 0x51]], false).loc_reg, Some(1));
+    }
+
+    #[test]
+    fn stack_values_constants_and_frame_base() {
+        // DW_OP_breg5 0, DW_OP_stack_value: the value of rdi.
+        assert_eq!(facts(&[&[0x75, 0x00, 0x9f]], false).loc_reg, Some(5));
+        // A memory location at rdi is not.
+        assert_eq!(facts(&[&[0x75, 0x00]], false).loc_reg, None);
+        // ... nor the stack value at a later entry.
+        assert_eq!(
+            facts(&[&[0x91, 0x00], &[0x75, 0x00, 0x9f]], false).loc_reg,
+            None
+        );
+        // breg with an offset and a stack value (3 operations) still names the register.
+        assert_eq!(
+            facts(&[&[0x75, 0x01, 0x23, 0x01, 0x9f]], false).loc_reg,
+            Some(5)
+        );
+        assert!(facts(&[&[0x30, 0x9f]], false).loc_const_value);
+        assert!(facts(&[&[0x10, 0x2a, 0x9f]], false).loc_const_value);
+        assert!(!facts(&[&[0x55], &[0x31, 0x9f]], false).loc_const_value);
+        assert!(facts(&[&[0x91, 0x70]], false).loc_stack);
+        // Constants first in a multi-operation expression count too.
+        assert!(facts(&[&[0x31, 0x93, 0x04, 0x55, 0x93, 0x04]], true).loc_const_value);
+    }
+
+    #[test]
+    fn pieces_of_aggregates() {
+        // A 16-byte struct in rdi:rsi.
+        let pieces: &[u8] = &[0x55, 0x93, 0x08, 0x54, 0x93, 0x08];
+        assert_eq!(facts(&[pieces], true).loc_reg, Some(5));
+        // Its first half optimized out: the register of the second half is taken.
+        let second: &[u8] = &[0x93, 0x08, 0x54, 0x93, 0x08];
+        assert_eq!(facts(&[second], true).loc_reg, Some(4));
+        // Pieces count in any entry for aggregates ...
+        assert_eq!(facts(&[&[0x91, 0x00], pieces], true).loc_reg, Some(5));
+        // ... but for scalars only the first operation of entry 0 is looked at.
+        assert_eq!(facts(&[second], false).loc_reg, None);
+        assert_eq!(facts(&[pieces], false).loc_reg, Some(5));
+        assert_eq!(facts(&[&[0x91, 0x00], pieces], false).loc_reg, None);
+    }
+
+    #[test]
+    fn arch_tables() {
+        let x86 = Arch::from_elf_machine(62);
+        assert_eq!(
+            (x86.nr_register_params, x86.regs, x86.agg_use_two_regs),
+            (6, &[5u16, 4, 1, 2, 8, 9][..], true)
+        );
+        assert_eq!(x86.reg(5), 9);
+        assert_eq!(x86.reg(6), UNKNOWN_REG);
+        let arm64 = Arch::from_elf_machine(183);
+        assert_eq!((arm64.nr_register_params, arm64.regs.len()), (8, 8));
+        let s390 = Arch::from_elf_machine(22);
+        assert_eq!(
+            (s390.nr_register_params, s390.regs, s390.agg_use_two_regs),
+            (5, &[2u16, 3, 4, 5, 6][..], false)
+        );
+        let riscv = Arch::from_elf_machine(243);
+        assert_eq!((riscv.nr_register_params, riscv.regs.len()), (8, 0));
+        assert_eq!(riscv.reg(0), UNKNOWN_REG);
+        assert_eq!(Arch::from_elf_machine(3).nr_register_params, 0);
+    }
+
+    fn member(ty: u32, bit_offset: u32, bitfield_size: u32) -> Member<'static> {
+        Member {
+            name: b"m",
+            ty,
+            bit_offset,
+            bitfield_size,
+        }
+    }
+
+    /// char (1), int (2), then the structs under test.
+    fn types_with(structs: &[(u32, Vec<Member<'static>>)]) -> CuTypes<'static> {
+        let mut t = CuTypes {
+            entries: vec![
+                Entry::Base {
+                    name: b"char",
+                    byte_size: 1,
+                    encoding: 6,
+                },
+                Entry::Base {
+                    name: b"int",
+                    byte_size: 4,
+                    encoding: 5,
+                },
+            ],
+            ..CuTypes::default()
+        };
+        for (size, members) in structs {
+            let start = t.members.len() as u32;
+            t.members.extend(members.iter().cloned());
+            t.entries.push(Entry::Composite {
+                union: false,
+                name: b"s",
+                size: *size,
+                declaration: false,
+                members: start..t.members.len() as u32,
+                annots: 0..0,
+            });
+        }
+        t
+    }
+
+    fn packed(types: &CuTypes<'_>, id: u32) -> bool {
+        let mut memo = vec![0; types.entries.len() + 1];
+        Layout {
+            types,
+            addr_size: 8,
+            packed: &mut memo,
+        }
+        .infer_packed(id)
+    }
+
+    #[test]
+    fn packed_inference() {
+        let t = types_with(&[
+            // 3: struct { char a; int b; } __packed (size 5, b at 1).
+            (5, vec![member(1, 0, 0), member(2, 8, 0)]),
+            // 4: struct { char a; int b; } (size 8, a hole after a).
+            (8, vec![member(1, 0, 0), member(2, 32, 0)]),
+            // 5: struct { int b; char a; } __packed (size 5: no hole, size not aligned).
+            (5, vec![member(2, 0, 0), member(1, 32, 0)]),
+            // 6: struct { char a, b; } (alignment 1: never packed).
+            (2, vec![member(1, 0, 0), member(1, 8, 0)]),
+            // 7: struct { int x:3; int y:5; } (size 4).
+            (4, vec![member(2, 0, 3), member(2, 3, 5)]),
+        ]);
+        assert!(packed(&t, 3));
+        assert!(!packed(&t, 4));
+        assert!(packed(&t, 5));
+        assert!(!packed(&t, 6));
+        assert!(!packed(&t, 7));
+        let m = |id| {
+            let mut memo = Vec::new();
+            Layout {
+                types: &t,
+                addr_size: 8,
+                packed: &mut memo,
+            }
+            .members(id)
+        };
+        let (size, members) = m(4);
+        assert_eq!(Layout::holes(size, &members), (1, 0));
+        let (size, members) = m(7);
+        assert_eq!(Layout::holes(size, &members), (0, 0));
+    }
+
+    #[test]
+    fn embedded_struct_at_an_unnatural_offset_is_marked_packed() {
+        let mut t = types_with(&[
+            // 3: struct { int b; } (not packed by itself).
+            (4, vec![member(2, 0, 0)]),
+        ]);
+        // 4: struct { char a; struct s3 s; char pad[3]; } with s at offset 1, and a hole
+        // before `pad` so the outer struct is "not packed" and checks its members.
+        let start = t.members.len() as u32;
+        t.members
+            .extend([member(1, 0, 0), member(3, 8, 0), member(1, 64, 0)]);
+        t.entries.push(Entry::Composite {
+            union: false,
+            name: b"outer",
+            size: 12,
+            declaration: false,
+            members: start..t.members.len() as u32,
+            annots: 0..0,
+        });
+        let mut memo = vec![0; t.entries.len() + 1];
+        let mut l = Layout {
+            types: &t,
+            addr_size: 8,
+            packed: &mut memo,
+        };
+        assert!(!l.infer_packed(4));
+        assert!(l.infer_packed(3), "marked by the outer struct's check");
+        let mut fresh = vec![0; t.entries.len() + 1];
+        let mut l = Layout {
+            types: &t,
+            addr_size: 8,
+            packed: &mut fresh,
+        };
+        assert!(!l.infer_packed(3));
     }
 }

@@ -139,8 +139,11 @@ impl<T> SharedTable<T> {
             head.store(node, Ordering::Release);
             return;
         }
-        // Release on success publishes `node`'s link (and the nodes it reaches, which this
-        // thread acquired); Acquire on failure lets the re-link point at the new head's node.
+        // Release on success publishes `node`'s link to every thread that Acquire-loads it from
+        // the head, and with it the nodes it reaches (their publishing CASs precede ours in the
+        // head's modification order, and ours, a read-modify-write, continues their release
+        // sequences). Acquire on failure is thus not needed for readers; it keeps every read of
+        // a head Acquire, so a later change that walks from `current` stays sound.
         while let Err(current) =
             head.compare_exchange_weak(expected, node, Ordering::Release, Ordering::Acquire)
         {
