@@ -228,7 +228,10 @@ fn run_encode(args: EncodeArgs) -> Result<ExitCode> {
     } else {
         let (features, unknown) = Features::from_lists(&lists, strict)?;
         if args.verbose && !unknown.is_empty() {
-            eprintln!("dwarf2btf: ignoring unknown BTF features: {}", unknown.join(", "));
+            eprintln!(
+                "dwarf2btf: ignoring unknown BTF features: {}",
+                unknown.join(", ")
+            );
         }
         features
     };

@@ -120,7 +120,9 @@ pub fn encode(
     };
     ctx.index_cu = ctx.find_index_cu()?;
     let run = match config.func_table {
-        Design::Shared => encode_with::<functable::shared::SharedTable<FuncInstance<'_>>>(&ctx, config),
+        Design::Shared => {
+            encode_with::<functable::shared::SharedTable<FuncInstance<'_>>>(&ctx, config)
+        }
         Design::Dashmap => {
             encode_with::<functable::dashmap::DashmapTable<FuncInstance<'_>>>(&ctx, config)
         }
@@ -207,7 +209,8 @@ fn encode_with<'a, T: FuncTable<FuncInstance<'a>>>(
     let outcome = std::thread::scope(|s| -> Result<()> {
         for owner in 0..jobs {
             let tx = tx.clone();
-            let (table, next, failed, window, batches) = (&table, &next, &failed, &window, &batches);
+            let (table, next, failed, window, batches) =
+                (&table, &next, &failed, &window, &batches);
             s.spawn(move || {
                 let mut saver = table.saver(owner as u32);
                 loop {
@@ -238,8 +241,12 @@ fn encode_with<'a, T: FuncTable<FuncInstance<'a>>>(
                         return Err(e);
                     }
                 };
-                let offset =
-                    append_chunk(&mut merged.btf, &chunk.btf, &mut index_type, chunk.index_local)?;
+                let offset = append_chunk(
+                    &mut merged.btf,
+                    &chunk.btf,
+                    &mut index_type,
+                    chunk.index_local,
+                )?;
                 merged.chunk_offsets[expected] = offset;
                 merged
                     .secinfos
@@ -255,13 +262,13 @@ fn encode_with<'a, T: FuncTable<FuncInstance<'a>>>(
             }
         }
         if expected != batches.len() {
-            return Err(Error::BadBtf("a worker stopped before its batch was done".into()));
+            return Err(Error::BadBtf(
+                "a worker stopped before its batch was done".into(),
+            ));
         }
         Ok(())
     });
-    if let Err(e) = outcome {
-        return Err(e);
-    }
+    outcome?;
     merged.groups = table.finish();
     Ok(merged)
 }

@@ -18,8 +18,16 @@ fn assert_clean_failure(input: &Path, expect: &str) {
     let out = encode(input, &out_path, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{}: {stderr}", input.display());
-    assert!(!stderr.contains("panicked"), "panic on {}: {stderr}", input.display());
-    assert_eq!(stderr.trim_end().lines().count(), 1, "one error line expected: {stderr}");
+    assert!(
+        !stderr.contains("panicked"),
+        "panic on {}: {stderr}",
+        input.display()
+    );
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "one error line expected: {stderr}"
+    );
     assert!(stderr.starts_with("dwarf2btf: "), "{stderr}");
     assert!(stderr.contains(expect), "expected '{expect}' in: {stderr}");
     assert!(!out_path.exists(), "an output file was left behind");
@@ -97,9 +105,19 @@ fn garbage_in_debug_info() {
 fn unsupported_dwarf_tag_is_named() {
     let dir = scratch("bad_atomic");
     let src = dir.join("atomic.c");
-    std::fs::write(&src, "_Atomic int counter;\nint get(void) { return counter; }\n").unwrap();
+    std::fs::write(
+        &src,
+        "_Atomic int counter;\nint get(void) { return counter; }\n",
+    )
+    .unwrap();
     let obj = dir.join("atomic.o");
-    run_ok(Command::new(tool("gcc")).args(["-g", "-c"]).arg(&src).arg("-o").arg(&obj));
+    run_ok(
+        Command::new(tool("gcc"))
+            .args(["-g", "-c"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&obj),
+    );
     assert_clean_failure(&obj, "DW_TAG_atomic_type at DIE .debug_info+0x");
 }
 
@@ -116,11 +134,23 @@ fn unknown_flag() {
 fn unknown_feature_is_fatal_only_when_strict() {
     let fx = &fixtures()[0];
     let dir = scratch("features");
-    let out = encode(&fx.path, &dir.join("a.btf"), &["--btf_features=float,bogus"]);
+    let out = encode(
+        &fx.path,
+        &dir.join("a.btf"),
+        &["--btf_features=float,bogus"],
+    );
     assert!(out.status.success(), "{}", text(&out));
-    let out = encode(&fx.path, &dir.join("b.btf"), &["--btf_features_strict=float,bogus"]);
+    let out = encode(
+        &fx.path,
+        &dir.join("b.btf"),
+        &["--btf_features_strict=float,bogus"],
+    );
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out).contains("unknown BTF feature 'bogus'"), "{}", text(&out));
+    assert!(
+        text(&out).contains("unknown BTF feature 'bogus'"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
@@ -128,7 +158,11 @@ fn in_place_encoding_is_refused_clearly() {
     let fx = &fixtures()[0];
     let out = run(Command::new(bin()).arg("-J").arg(&fx.path));
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out).contains("--btf_encode_detached"), "{}", text(&out));
+    assert!(
+        text(&out).contains("--btf_encode_detached"),
+        "{}",
+        text(&out)
+    );
 }
 
 /// A valid ELF without DWARF is not an error (kernel builds rely on it): exit 0, one notice
@@ -137,11 +171,16 @@ fn in_place_encoding_is_refused_clearly() {
 fn elf_without_dwarf_writes_nothing() {
     let dir = scratch("nodwarf");
     let obj = dir.join("nodwarf.o");
-    run_ok(Command::new(tool("gcc"))
-        .args(["-O2", "-c"])
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/nodwarf.c"))
-        .arg("-o")
-        .arg(&obj));
+    run_ok(
+        Command::new(tool("gcc"))
+            .args(["-O2", "-c"])
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/nodwarf.c"
+            ))
+            .arg("-o")
+            .arg(&obj),
+    );
     let out_path = dir.join("out.btf");
     let out = encode(&obj, &out_path, &[]);
     assert!(out.status.success(), "{}", text(&out));

@@ -4,7 +4,6 @@
 
 mod common;
 
-
 use common::*;
 
 /// Loads raw BTF into the kernel; Ok(fd) or Err((errno, verifier log)).
@@ -31,7 +30,11 @@ fn btf_load(data: &[u8]) -> Result<i32, (i32, String)> {
 fn kernel_accepts_deduplicated_vmlinux_btf() {
     let Some(vmlinux) = vmlinux() else { return };
     let out = scratch("btf_load").join("vmlinux.btf");
-    let o = encode(&vmlinux, &out, &[KERNEL_FEATURES, "--lang_exclude=rust", "-j2"]);
+    let o = encode(
+        &vmlinux,
+        &out,
+        &[KERNEL_FEATURES, "--lang_exclude=rust", "-j2"],
+    );
     assert!(o.status.success(), "{}", text(&o));
     let data = std::fs::read(&out).unwrap();
     match btf_load(&data) {
@@ -40,7 +43,9 @@ fn kernel_accepts_deduplicated_vmlinux_btf() {
             unsafe { libc_close(fd) };
         }
         Err((errno, _)) if errno == 1 || errno == 13 => {
-            eprintln!("SKIP: the kernel refused BPF_BTF_LOAD for lack of privilege (errno {errno})");
+            eprintln!(
+                "SKIP: the kernel refused BPF_BTF_LOAD for lack of privilege (errno {errno})"
+            );
         }
         Err((errno, log)) => {
             let tail: String = log.lines().rev().take(20).collect::<Vec<_>>().join("\n");

@@ -1130,7 +1130,6 @@ fn random_btf_matches_libbpf() {
 // ---------------------------------------------------------------------------------------------
 // large inputs
 
-
 fn compare_large(name: &str, data: &[u8]) -> (usize, usize) {
     let t = std::time::Instant::now();
     let lib = libbpf_oracle::dedup_bytes(data, None, false);
@@ -1170,7 +1169,12 @@ fn kernel_prededup_matches_libbpf() {
     let o = common::encode(
         &vmlinux,
         &out,
-        &[common::KERNEL_FEATURES, "--lang_exclude=rust", "-j2", "--no_dedup"],
+        &[
+            common::KERNEL_FEATURES,
+            "--lang_exclude=rust",
+            "-j2",
+            "--no_dedup",
+        ],
     );
     assert!(o.status.success(), "{}", common::text(&o));
     let data = std::fs::read(&out).unwrap();

@@ -190,7 +190,10 @@ fn concrete<'f>(funcs: &'f [Func], name: &str) -> Vec<&'f Func> {
         .collect()
 }
 
+/// Prints what is decoded from a C file: `DUMP_SRC=x.c [DUMP_CC=clang] [DUMP_FLAGS="-O2 -g"]
+/// cargo test --test dwarf_functions -- --ignored dump --nocapture`.
 #[test]
+#[ignore]
 fn dump() {
     let src = std::env::var("DUMP_SRC").unwrap_or_default();
     if src.is_empty() {
@@ -437,10 +440,13 @@ fn clang_decl_tags_on_functions_and_parameters() {
 /// clang (15+) marks a static function whose signature it changed with
 /// `DW_AT_calling_convention(DW_CC_nocall)` (pahole's `signature_changed`); clang 14 does not.
 /// Either way the unused parameter has no location (optimized) and `used` arrives in the first
-/// argument register, not its own: `unexpected_reg`.
+/// argument register, not its own: `unexpected_reg`. The call to `ext` gives `used` a location
+/// list (`DW_FORM_loclistx` in DWARF 5, `.debug_loc` in DWARF 4) whose first entry is rdi.
 const CLANG_NOCALL: &str = r#"
+extern void ext(void);
 static __attribute__((noinline)) int dropped(int unused, int used)
 {
+	ext();
 	return used * 3;
 }
 int caller(int v) { return dropped(1, v) + dropped(2, v + 1); }

@@ -12,7 +12,11 @@ use common::*;
 /// for the same type encoding.
 const CONFIGS: [(&str, &[&str], &[&str]); 2] = [
     ("defaults", &[], &[]),
-    ("kernel-flags", &[KERNEL_FEATURES, "--lang_exclude=rust"], &["--btf_gen_floats", "--lang_exclude=rust"]),
+    (
+        "kernel-flags",
+        &[KERNEL_FEATURES, "--lang_exclude=rust"],
+        &["--btf_gen_floats", "--lang_exclude=rust"],
+    ),
 ];
 
 fn diff_types(ours: &std::path::Path, theirs: &std::path::Path) -> std::process::Output {
@@ -33,11 +37,13 @@ fn types_match_debian_pahole_on_every_fixture() {
             let out = encode(&fx.path, &ours, ours_flags);
             assert!(out.status.success(), "{} {config}: {}", fx.name, text(&out));
             let _ = std::fs::remove_file(&theirs);
-            run_ok(Command::new(&pahole)
-                .arg("-J")
-                .args(pahole_flags)
-                .arg(format!("--btf_encode_detached={}", theirs.display()))
-                .arg(&fx.path));
+            run_ok(
+                Command::new(&pahole)
+                    .arg("-J")
+                    .args(pahole_flags)
+                    .arg(format!("--btf_encode_detached={}", theirs.display()))
+                    .arg(&fx.path),
+            );
             let d = diff_types(&ours, &theirs);
             assert!(
                 d.status.success(),
@@ -58,8 +64,17 @@ fn output_is_accepted_by_verify_and_bpftool() {
         let out = encode(&fx.path, &ours, &[KERNEL_FEATURES]);
         assert!(out.status.success(), "{}: {}", fx.name, text(&out));
         let v = run(Command::new(bin()).arg("verify").arg(&ours));
-        assert!(v.status.success(), "{}: verify rejected: {}", fx.name, text(&v));
-        let dump = run_ok(Command::new(&bpftool).args(["btf", "dump", "file"]).arg(&ours));
+        assert!(
+            v.status.success(),
+            "{}: verify rejected: {}",
+            fx.name,
+            text(&v)
+        );
+        let dump = run_ok(
+            Command::new(&bpftool)
+                .args(["btf", "dump", "file"])
+                .arg(&ours),
+        );
         assert!(
             String::from_utf8_lossy(&dump.stdout).contains("STRUCT 'bits'")
                 || fx.name == "clang-tags",
@@ -81,7 +96,12 @@ fn diff_detects_different_types() {
     assert!(encode(&types.path, &a, &[]).status.success());
     assert!(encode(&tags.path, &b, &[]).status.success());
     let d = diff_types(&a, &b);
-    assert_eq!(d.status.code(), Some(1), "diff must report a difference:\n{}", text(&d));
+    assert_eq!(
+        d.status.code(),
+        Some(1),
+        "diff must report a difference:\n{}",
+        text(&d)
+    );
 }
 
 /// Bitfield offsets from DWARF 4 (DW_AT_bit_offset) and DWARF 5 (DW_AT_data_bit_offset)
@@ -101,7 +121,10 @@ fn dwarf4_and_dwarf5_bitfields_agree() {
     let listing = String::from_utf8_lossy(&dump.stdout);
     // struct bits: c is a 5-bit field after 3+7 bits; d (33 bits) starts a new 8-byte unit.
     assert!(listing.contains("'c' type_id="), "{listing}");
-    assert!(listing.contains("bits_offset=10 bitfield_size=5"), "{listing}");
+    assert!(
+        listing.contains("bits_offset=10 bitfield_size=5"),
+        "{listing}"
+    );
 }
 
 /// Output bytes do not depend on the run.
@@ -112,7 +135,14 @@ fn encoding_is_deterministic() {
         let a = dir.join(format!("{}.1.btf", fx.name));
         let b = dir.join(format!("{}.2.btf", fx.name));
         assert!(encode(&fx.path, &a, &[KERNEL_FEATURES]).status.success());
-        assert!(encode(&fx.path, &b, &[KERNEL_FEATURES, "-j4"]).status.success());
-        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "{}", fx.name);
+        assert!(encode(&fx.path, &b, &[KERNEL_FEATURES, "-j4"])
+            .status
+            .success());
+        assert_eq!(
+            std::fs::read(&a).unwrap(),
+            std::fs::read(&b).unwrap(),
+            "{}",
+            fx.name
+        );
     }
 }

@@ -15,12 +15,14 @@ fn funcs_so() -> &'static PathBuf {
     SO.get_or_init(|| {
         let out = scratch("funcs").join("funcs.so");
         let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-        run_ok(Command::new(tool("gcc"))
-            .args(["-O2", "-g", "-shared", "-fPIC"])
-            .arg(format!("{src}/funcs_a.c"))
-            .arg(format!("{src}/funcs_b.c"))
-            .arg("-o")
-            .arg(&out));
+        run_ok(
+            Command::new(tool("gcc"))
+                .args(["-O2", "-g", "-shared", "-fPIC"])
+                .arg(format!("{src}/funcs_a.c"))
+                .arg(format!("{src}/funcs_b.c"))
+                .arg("-o")
+                .arg(&out),
+        );
         out
     })
 }
@@ -35,7 +37,11 @@ fn encode_verbose(input: &std::path::Path, name: &str) -> (Vec<String>, String) 
         .filter(|l| l.contains("skipping BTF encoding of function"))
         .map(str::to_string)
         .collect();
-    let dump = run_ok(Command::new(tool("bpftool")).args(["btf", "dump", "file"]).arg(&out));
+    let dump = run_ok(
+        Command::new(tool("bpftool"))
+            .args(["btf", "dump", "file"])
+            .arg(&out),
+    );
     (skips, String::from_utf8_lossy(&dump.stdout).into_owned())
 }
 
@@ -47,7 +53,9 @@ fn has_func(listing: &str, name: &str) -> bool {
 fn static_clone_with_dropped_parameter_is_skipped() {
     let (skips, listing) = encode_verbose(funcs_so(), "clone");
     assert!(
-        skips.contains(&"foo : skipping BTF encoding of function due to optimized parameters".into()),
+        skips.contains(
+            &"foo : skipping BTF encoding of function due to optimized parameters".into()
+        ),
         "{skips:?}"
     );
     assert!(!has_func(&listing, "foo"));
@@ -64,7 +72,9 @@ fn global_with_unused_parameter_is_kept() {
 fn conflicting_prototypes_are_inconsistent() {
     let (skips, listing) = encode_verbose(funcs_so(), "inconsistent");
     assert!(
-        skips.contains(&"helper : skipping BTF encoding of function due to inconsistet prototype".into()),
+        skips.contains(
+            &"helper : skipping BTF encoding of function due to inconsistet prototype".into()
+        ),
         "{skips:?}"
     );
     assert!(
@@ -82,7 +92,8 @@ fn packed_struct_on_the_stack_is_uncertain() {
     let (skips, listing) = encode_verbose(funcs_so(), "uncertain");
     assert!(
         skips.contains(
-            &"on_stack : skipping BTF encoding of function due to uncertain parameter location".into()
+            &"on_stack : skipping BTF encoding of function due to uncertain parameter location"
+                .into()
         ),
         "{skips:?}"
     );
@@ -103,10 +114,12 @@ fn function_sets_match_debian_pahole_on_simple_fixtures() {
         let theirs = dir.join(format!("{}.pahole.btf", fx.name));
         assert!(encode(&fx.path, &ours, &[]).status.success());
         let _ = std::fs::remove_file(&theirs);
-        run_ok(Command::new(tool("pahole"))
-            .arg("-J")
-            .arg(format!("--btf_encode_detached={}", theirs.display()))
-            .arg(&fx.path));
+        run_ok(
+            Command::new(tool("pahole"))
+                .arg("-J")
+                .arg(format!("--btf_encode_detached={}", theirs.display()))
+                .arg(&fx.path),
+        );
         let d = run(Command::new(bin())
             .args(["diff", "--set", "--only", "funcs"])
             .arg(&ours)
@@ -126,7 +139,11 @@ fn output_identical_for_every_jobs_count_and_table_design() {
         for jobs in ["-j1", "-j2", "-j8", "-j64"] {
             for design in ["shared", "dashmap", "save-merge"] {
                 let out = dir.join(format!("{n}{jobs}{design}.btf"));
-                let o = encode(input, &out, &[KERNEL_FEATURES, jobs, "--func-table", design]);
+                let o = encode(
+                    input,
+                    &out,
+                    &[KERNEL_FEATURES, jobs, "--func-table", design],
+                );
                 assert!(o.status.success(), "{}", text(&o));
                 let bytes = std::fs::read(&out).unwrap();
                 match &reference {

@@ -18,8 +18,16 @@ fn kernel_run() -> Option<&'static (PathBuf, Vec<String>)> {
     OUT.get_or_init(|| {
         let vmlinux = vmlinux()?;
         let out = scratch("kernel").join("vmlinux.btf");
-        let o = encode(&vmlinux, &out, &[KERNEL_FEATURES, "--lang_exclude=rust", "-j2", "-V"]);
-        assert!(o.status.success(), "encoding the kernel failed: {}", text(&o));
+        let o = encode(
+            &vmlinux,
+            &out,
+            &[KERNEL_FEATURES, "--lang_exclude=rust", "-j2", "-V"],
+        );
+        assert!(
+            o.status.success(),
+            "encoding the kernel failed: {}",
+            text(&o)
+        );
         let mut skips: Vec<String> = String::from_utf8_lossy(&o.stdout)
             .lines()
             .filter(|l| l.contains(" : skipping BTF encoding of function due to "))
@@ -58,8 +66,11 @@ fn kernel_btf_is_byte_identical_to_pahole_head() {
 /// The `-V` function skip log equals pahole HEAD's (reasons and mismatch details).
 #[test]
 fn kernel_function_skips_match_pahole_head() {
-    let Some((_, skips)) = kernel_run() else { return };
-    let oracle = oracle_btf().with_file_name("vmlinux-6.1.0-57-cloud-amd64.pahole-head.skipped.txt");
+    let Some((_, skips)) = kernel_run() else {
+        return;
+    };
+    let oracle =
+        oracle_btf().with_file_name("vmlinux-6.1.0-57-cloud-amd64.pahole-head.skipped.txt");
     let mut expected: Vec<String> = std::fs::read_to_string(&oracle)
         .unwrap()
         .lines()
@@ -67,16 +78,29 @@ fn kernel_function_skips_match_pahole_head() {
         .collect();
     expected.sort();
     assert!(expected.len() > 800, "oracle skip log looks truncated");
-    let missing: Vec<_> = expected.iter().filter(|l| !skips.contains(l)).take(10).collect();
-    let extra: Vec<_> = skips.iter().filter(|l| !expected.contains(l)).take(10).collect();
-    assert!(missing.is_empty() && extra.is_empty(), "missing {missing:?}\nextra {extra:?}");
+    let missing: Vec<_> = expected
+        .iter()
+        .filter(|l| !skips.contains(l))
+        .take(10)
+        .collect();
+    let extra: Vec<_> = skips
+        .iter()
+        .filter(|l| !expected.contains(l))
+        .take(10)
+        .collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}\nextra {extra:?}"
+    );
     assert_eq!(skips.len(), expected.len());
 }
 
 /// -j1/-j2/-j8/-j64 and the three table designs all give the same bytes on the kernel.
 #[test]
 fn kernel_output_identical_across_jobs_and_designs() {
-    let Some(reference) = kernel_btf() else { return };
+    let Some(reference) = kernel_btf() else {
+        return;
+    };
     let vmlinux = vmlinux().unwrap();
     let expected = std::fs::read(reference).unwrap();
     let dir = scratch("kernel_matrix");
@@ -91,10 +115,19 @@ fn kernel_output_identical_across_jobs_and_designs() {
         let o = encode(
             &vmlinux,
             &out,
-            &[KERNEL_FEATURES, "--lang_exclude=rust", jobs, "--func-table", design],
+            &[
+                KERNEL_FEATURES,
+                "--lang_exclude=rust",
+                jobs,
+                "--func-table",
+                design,
+            ],
         );
         assert!(o.status.success(), "{}", text(&o));
-        assert!(std::fs::read(&out).unwrap() == expected, "{jobs} {design} differs");
+        assert!(
+            std::fs::read(&out).unwrap() == expected,
+            "{jobs} {design} differs"
+        );
         std::fs::remove_file(&out).unwrap();
     }
 }
@@ -106,17 +139,32 @@ fn kernel_types_match_pahole_head() {
         .args(["diff", "--set", "--only", "types"])
         .arg(ours)
         .arg(oracle_btf()));
-    assert!(d.status.success(), "kernel types differ from pahole's:\n{}", text(&d));
+    assert!(
+        d.status.success(),
+        "kernel types differ from pahole's:\n{}",
+        text(&d)
+    );
 }
 
 #[test]
 fn kernel_btf_passes_verify_and_bpftool() {
     let Some(ours) = kernel_btf() else { return };
     let v = run(Command::new(bin()).arg("verify").arg(ours));
-    assert!(v.status.success(), "verify rejected the kernel BTF:\n{}", text(&v));
-    let dump = run_ok(Command::new(tool("bpftool")).args(["btf", "dump", "file"]).arg(ours));
+    assert!(
+        v.status.success(),
+        "verify rejected the kernel BTF:\n{}",
+        text(&v)
+    );
+    let dump = run_ok(
+        Command::new(tool("bpftool"))
+            .args(["btf", "dump", "file"])
+            .arg(ours),
+    );
     let listing = String::from_utf8_lossy(&dump.stdout);
-    assert!(listing.contains("STRUCT 'task_struct'"), "bpftool listing lacks task_struct");
+    assert!(
+        listing.contains("STRUCT 'task_struct'"),
+        "bpftool listing lacks task_struct"
+    );
 }
 
 /// The oracle comparison can fail: pahole's output against itself with one struct member

@@ -348,7 +348,10 @@ impl<'a> Canon<'a> {
         }
         if kind == Kind::DeclTag {
             // A decl tag belongs with what it decorates.
-            let target = self.btf.type_by_id(t.size_or_type()).and_then(|t| checked_kind(&t));
+            let target = self
+                .btf
+                .type_by_id(t.size_or_type())
+                .and_then(|t| checked_kind(&t));
             return Some(match target {
                 Some(Kind::Func) => Category::Func,
                 Some(Kind::Var) => Category::Var,

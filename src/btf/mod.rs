@@ -349,7 +349,7 @@ impl Btf {
         bit_size: u32,
     ) -> Result<()> {
         self.expect_last(&[Kind::Struct, Kind::Union], "member")?;
-        let is_bitfield = bit_size != 0 || bit_offset % 8 != 0;
+        let is_bitfield = bit_size != 0 || !bit_offset.is_multiple_of(8);
         if is_bitfield && (bit_size == 0 || bit_size > 255 || bit_offset > 0xff_ffff) {
             return Err(Error::BadBtf(format!(
                 "bitfield of {bit_size} bits at bit {bit_offset} cannot be encoded"

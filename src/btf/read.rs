@@ -79,7 +79,7 @@ pub fn parse_header(data: &[u8]) -> Result<Header> {
             "a section runs past the end of the data".into(),
         ));
     }
-    if h.type_off % 4 != 0 || h.type_len % 4 != 0 {
+    if !h.type_off.is_multiple_of(4) || !h.type_len.is_multiple_of(4) {
         return Err(Error::BadBtf("type section is not 4-byte aligned".into()));
     }
     Ok(h)

@@ -46,7 +46,9 @@
 //!   (`function__match_clang_parameter_locations` for clang without a changed signature),
 //!   then `optimized_parms` (a parameter optimized or without location), `unexpected_reg`
 //!   (unless a parameter is a struct by value through typedefs/const, `param__is_struct`), and
-//!   the LTO rule: a void function with an abstract origin takes the origin's return type.
+//!   the LTO rule: a void function with an abstract origin takes the origin's return type (an
+//!   origin that is neither a subprogram nor a parameter of the CU is an error: pahole aborts
+//!   the CU there too).
 //! - `btf_encoder.c`: `ftype__has_arg_names`; `ftype__has_uncertain_arg_loc` (a named struct,
 //!   not looked up through typedefs, at parameter index ≥ `nr_register_params`, that
 //!   `class__infer_packed_attributes` from `dwarves.c` finds packed, including the holes
@@ -60,8 +62,9 @@
 //!   `DW_OP_piece` field bitmaps, no `<param>__<member>` renaming or member-type switch, no
 //!   dropping of optimized parameters of changed signatures).
 //! - pahole also re-runs `ftype__recode_dwarf_types` on the abstract origin of every inlined
-//!   subroutine met while recoding a function body. That only changes something for a
-//!   parameter whose origin chain is longer than one hop, so it is not replayed.
+//!   subroutine met while recoding a function body. Such an origin is an abstract instance
+//!   whose parameters have their own types, so re-running changes nothing unless the origin is
+//!   itself a concrete instance (parameters with abstract origins); it is not replayed.
 //! - An abstract origin that pahole would resolve to a non-parameter DIE (its tag table also
 //!   holds variables, labels, ...) is treated as not found.
 //! - `uncertain_parm_loc` is computed for every function that is not a declaration and has
@@ -71,6 +74,13 @@
 //!   no referenced type for it).
 //! - Cross-CU references (`DW_FORM_ref_addr` outside the CU, LTO) and type-unit references are
 //!   errors, as in `types.rs`.
+//!
+//! Each subprogram is read by its offset with `EntriesRaw`: its attributes, its direct
+//! children's attributes, and nothing below them when a `DW_AT_sibling` (GCC) allows jumping
+//! over a subtree. No `gimli::Unit` is built; location lists are walked raw (addresses are never
+//! needed, only the entries and their expressions). On the reference kernel this reproduces
+//! every skip decision pahole HEAD takes from these facts (the ignored test
+//! `vmlinux_skip_reasons_match_pahole_head` in `tests/dwarf_functions.rs`).
 
 use std::ops::Range;
 
@@ -696,7 +706,6 @@ impl<'a, 'd> Decoder<'a, 'd> {
         let mut attrs = std::mem::take(&mut self.attrs);
         raw.read_attributes(abbrev.attributes(), &mut attrs)
             .map_err(&e)?;
-        drop(e);
         let mut f = Func {
             die: off,
             end: 0,
@@ -775,7 +784,6 @@ impl<'a, 'd> Decoder<'a, 'd> {
             let Some(abbrev) = raw.read_abbreviation().map_err(&e)? else {
                 return Ok(());
             };
-            drop(e);
             match abbrev.tag() {
                 gimli::DW_TAG_formal_parameter => {
                     let pa = self.read_parm_attrs(raw, abbrev, child)?;
@@ -1073,7 +1081,7 @@ impl<'a, 'd> Decoder<'a, 'd> {
             }
         }
         match sibling {
-            Some(o) if o.0 >= raw.next_offset().0 => {
+            Some(o) if o.0 > raw.next_offset().0 => {
                 let cu = self.cu;
                 if let Ok(r) = cu.header.entries_raw(&cu.abbrevs, Some(o)) {
                     *raw = r;
@@ -1483,7 +1491,11 @@ impl<'a, 'd> Decoder<'a, 'd> {
             if !arch.agg_use_two_regs || p.type_byte_size <= addr_size {
                 1
             } else {
-                ((p.type_byte_size + addr_size - 1) / addr_size).max(1) as usize
+                p.type_byte_size
+                    .saturating_add(addr_size - 1)
+                    .checked_div(addr_size)
+                    .unwrap_or(1)
+                    .max(1) as usize
             }
         };
         let mut reg_idx = 0usize;
@@ -1752,7 +1764,7 @@ impl<'a> Layout<'_, 'a> {
                 (self.size(m.ty), m.bit_offset / 8)
             } else {
                 let storage = self.size(self.strip(m.ty));
-                let bit_size = (storage * 8) as u32;
+                let bit_size = storage.wrapping_mul(8) as u32;
                 let byte_offset = match m.bit_offset.checked_div(bit_size) {
                     Some(units) => units * bit_size / 8,
                     None => m.bit_offset / 8,
@@ -1764,7 +1776,7 @@ impl<'a> Layout<'_, 'a> {
                 bit_offset: m.bit_offset,
                 byte_offset,
                 byte_size,
-                bit_size: (byte_size * 8) as u32,
+                bit_size: byte_size.wrapping_mul(8) as u32,
                 bitfield_size,
             });
         }
@@ -1784,7 +1796,7 @@ impl<'a> Layout<'_, 'a> {
             let bit_end = if m.bitfield_size != 0 {
                 bit_start.wrapping_add(u32::from(m.bitfield_size))
             } else {
-                bit_start.wrapping_add((m.byte_size * 8) as u32)
+                bit_start.wrapping_add(m.byte_size.wrapping_mul(8) as u32)
             };
             let mut byte_holes = 0i32;
             if in_bitfield {

@@ -31,13 +31,19 @@ pub enum Entry<'a> {
         encoding: u8,
     },
     /// PTR, CONST, VOLATILE or RESTRICT.
-    Modifier { kind: Kind, ty: u32 },
+    Modifier {
+        kind: Kind,
+        ty: u32,
+    },
     Typedef {
         name: &'a [u8],
         ty: u32,
         annots: Range<u32>,
     },
-    TypeTag { value: &'a [u8], ty: u32 },
+    TypeTag {
+        value: &'a [u8],
+        ty: u32,
+    },
     Composite {
         union: bool,
         name: &'a [u8],
@@ -52,14 +58,19 @@ pub enum Entry<'a> {
         signed: bool,
         values: Range<u32>,
     },
-    Array { elem: u32, nelems: u32 },
+    Array {
+        elem: u32,
+        nelems: u32,
+    },
     FuncProto {
         ret: u32,
         params: Range<u32>,
         varargs: bool,
     },
     /// A type DIE BTF cannot express (`_Atomic`, C++ references, pointers to members, ...).
-    Unsupported { tag: DwTag },
+    Unsupported {
+        tag: DwTag,
+    },
 }
 
 /// A data member of a struct or union, with its final BTF bit offset.
@@ -301,7 +312,8 @@ impl<'a> Walker<'a, '_> {
             } else if tag == gimli::DW_TAG_variable && depth == 1 {
                 self.out.variables.push(offset);
             }
-            if !is_interesting(tag) && !(in_proto && tag == gimli::DW_TAG_formal_parameter) {
+            let proto_param = in_proto && tag == gimli::DW_TAG_formal_parameter;
+            if !(is_interesting(tag) || proto_param) {
                 raw.skip_attributes(abbrev.attributes())?;
                 if abbrev.has_children() {
                     self.push_frame(depth, offset, FrameKind::Other, None, VOID, None);
@@ -451,7 +463,11 @@ impl<'a> Walker<'a, '_> {
                     ..
                 },
             ) => {
-                *members = drain_into(&mut self.scratch_members, members_start, &mut self.raw_members);
+                *members = drain_into(
+                    &mut self.scratch_members,
+                    members_start,
+                    &mut self.raw_members,
+                );
                 *annots = drain_into(&mut self.scratch_annots, annots_start, &mut self.out.annots);
             }
             (Entry::Typedef { annots, .. }, FrameKind::Typedef { annots_start }) => {
@@ -555,7 +571,9 @@ impl<'a> Walker<'a, '_> {
                     annots: 0..0,
                 }),
             ),
-            DW_TAG_structure_type | DW_TAG_class_type | DW_TAG_interface_type
+            DW_TAG_structure_type
+            | DW_TAG_class_type
+            | DW_TAG_interface_type
             | DW_TAG_union_type => {
                 let union = tag == DW_TAG_union_type;
                 (
@@ -579,7 +597,11 @@ impl<'a> Walker<'a, '_> {
                 if let Some(base) = a.ty {
                     self.enum_signed.push((self.out.entries.len(), base));
                 }
-                let byte_size = if a.byte_size == 0 { 4 } else { a.byte_size as u32 };
+                let byte_size = if a.byte_size == 0 {
+                    4
+                } else {
+                    a.byte_size as u32
+                };
                 (
                     FrameKind::Enum {
                         values_start: self.scratch_values.len(),
@@ -673,10 +695,9 @@ impl<'a> Walker<'a, '_> {
     /// children (annotations, which become decl tags with the member's index).
     fn on_member(&mut self, a: &Attrs<'a>) -> FrameKind {
         let Some(Frame {
-            kind:
-                FrameKind::Composite {
-                    union, member_idx, ..
-                },
+            kind: FrameKind::Composite {
+                union, member_idx, ..
+            },
             ..
         }) = self.frames.last_mut()
         else {
@@ -744,9 +765,9 @@ impl<'a> Walker<'a, '_> {
         for i in 0..self.out.entries.len() {
             let id = self.res(self.raw_refs[i]);
             match &mut self.out.entries[i] {
-                Entry::Modifier { ty, .. } | Entry::Typedef { ty, .. } | Entry::TypeTag { ty, .. } => {
-                    *ty = id
-                }
+                Entry::Modifier { ty, .. }
+                | Entry::Typedef { ty, .. }
+                | Entry::TypeTag { ty, .. } => *ty = id,
                 Entry::Array { elem, .. } => *elem = id,
                 Entry::FuncProto { ret, .. } => *ret = id,
                 _ => {}
@@ -758,7 +779,9 @@ impl<'a> Walker<'a, '_> {
         for &(idx, spec) in &self.specs {
             let from = self.res(spec);
             let spec_name = self.out.entries.get(from as usize - 1).and_then(entry_name);
-            if let (Some(name), Some(spec_name)) = (entry_name_mut(&mut self.out.entries[idx]), spec_name) {
+            if let (Some(name), Some(spec_name)) =
+                (entry_name_mut(&mut self.out.entries[idx]), spec_name)
+            {
                 if name.is_empty() {
                     *name = spec_name;
                 }
@@ -784,7 +807,11 @@ impl<'a> Walker<'a, '_> {
             members.push(Member {
                 name: m.name,
                 ty,
-                bit_offset: if m.is_static { u32::MAX } else { self.bit_offset(m, ty) },
+                bit_offset: if m.is_static {
+                    u32::MAX
+                } else {
+                    self.bit_offset(m, ty)
+                },
                 bitfield_size: m.bit_size as u32,
             });
         }
@@ -823,7 +850,10 @@ impl<'a> Walker<'a, '_> {
     /// modifiers, or of the enum/base type behind it.
     fn storage_bytes(&self, mut id: u32) -> u64 {
         for _ in 0..64 {
-            let Some(e) = id.checked_sub(1).and_then(|i| self.out.entries.get(i as usize)) else {
+            let Some(e) = id
+                .checked_sub(1)
+                .and_then(|i| self.out.entries.get(i as usize))
+            else {
                 return 0;
             };
             match e {

@@ -61,18 +61,19 @@ impl<'a> DebugSections<'a> {
     pub fn dwarf<'s>(&'s self) -> gimli::Dwarf<R<'s>> {
         let endian = self.endian;
         let r = |d: &'s Cow<'a, [u8]>| -> R<'s> { EndianSlice::new(&d[..], endian) };
-        let mut dwarf = gimli::Dwarf::<R<'_>>::default();
-        dwarf.debug_info = gimli::DebugInfo::from(r(&self.info));
-        dwarf.debug_abbrev = gimli::DebugAbbrev::from(r(&self.abbrev));
-        dwarf.debug_str = gimli::DebugStr::from(r(&self.str));
-        dwarf.debug_line_str = gimli::DebugLineStr::from(r(&self.line_str));
-        dwarf.debug_str_offsets = gimli::DebugStrOffsets::from(r(&self.str_offsets));
-        dwarf.debug_addr = gimli::DebugAddr::from(r(&self.addr));
-        dwarf.locations = gimli::LocationLists::new(
-            gimli::DebugLoc::from(r(&self.loc)),
-            gimli::DebugLocLists::from(r(&self.loclists)),
-        );
-        dwarf
+        gimli::Dwarf {
+            debug_info: gimli::DebugInfo::from(r(&self.info)),
+            debug_abbrev: gimli::DebugAbbrev::from(r(&self.abbrev)),
+            debug_str: gimli::DebugStr::from(r(&self.str)),
+            debug_line_str: gimli::DebugLineStr::from(r(&self.line_str)),
+            debug_str_offsets: gimli::DebugStrOffsets::from(r(&self.str_offsets)),
+            debug_addr: gimli::DebugAddr::from(r(&self.addr)),
+            locations: gimli::LocationLists::new(
+                gimli::DebugLoc::from(r(&self.loc)),
+                gimli::DebugLocLists::from(r(&self.loclists)),
+            ),
+            ..Default::default()
+        }
     }
 
     /// The `.debug_info` bytes (for releasing pages of finished CUs).
@@ -100,7 +101,10 @@ pub struct Cu<'a> {
 }
 
 /// Lists the CU headers in DWARF order.
-pub fn unit_headers<'a>(dwarf: &gimli::Dwarf<R<'a>>, path: &std::path::Path) -> Result<Vec<UnitHeader<R<'a>>>> {
+pub fn unit_headers<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    path: &std::path::Path,
+) -> Result<Vec<UnitHeader<R<'a>>>> {
     let mut out = Vec::new();
     let mut iter = dwarf.units();
     loop {
@@ -174,7 +178,11 @@ impl<'a> Cu<'a> {
     }
 
     /// Resolves a string attribute value (inline, strp, line_strp, strx).
-    pub fn string(&self, dwarf: &gimli::Dwarf<R<'a>>, v: AttributeValue<R<'a>>) -> gimli::Result<&'a [u8]> {
+    pub fn string(
+        &self,
+        dwarf: &gimli::Dwarf<R<'a>>,
+        v: AttributeValue<R<'a>>,
+    ) -> gimli::Result<&'a [u8]> {
         let s = match v {
             AttributeValue::String(s) => s,
             AttributeValue::DebugStrRef(o) => dwarf.debug_str.get_str(o)?,

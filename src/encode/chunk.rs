@@ -143,9 +143,13 @@ impl<'a> EncodeContext<'a, '_> {
             _ => IndexRole::Before,
         };
         let type_id_off = chunk.btf.type_cnt() - 1;
-        if let Some(local) =
-            encode_cu_types(&mut chunk.btf, &types, self.features, cu.offset as u64, role)?
-        {
+        if let Some(local) = encode_cu_types(
+            &mut chunk.btf,
+            &types,
+            self.features,
+            cu.offset as u64,
+            role,
+        )? {
             chunk.index_local = Some(local);
         }
         if !self.funcs.is_empty() {

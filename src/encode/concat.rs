@@ -27,7 +27,9 @@ pub fn append_chunk(
     let strmap = string_map(dst, chunk);
     let mut words = Vec::new();
     for t in chunk.own_types() {
-        let kind = t.kind().ok_or_else(|| Error::BadBtf("unknown kind in a chunk".into()))?;
+        let kind = t
+            .kind()
+            .ok_or_else(|| Error::BadBtf("unknown kind in a chunk".into()))?;
         words.clear();
         words.extend_from_slice(t.words);
         for_each_str_off_mut(kind, &mut words, |off| *off = strmap[*off as usize]);

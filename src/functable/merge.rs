@@ -150,7 +150,12 @@ impl<W: Write> FinalPass<'_, W> {
     }
 
     /// pahole's `funcs__match`, logging the mismatch under `-V` as pahole does.
-    fn funcs_match(&mut self, elf: &ElfFunction<'_>, a: &FuncInstance<'_>, b: &FuncInstance<'_>) -> bool {
+    fn funcs_match(
+        &mut self,
+        elf: &ElfFunction<'_>,
+        a: &FuncInstance<'_>,
+        b: &FuncInstance<'_>,
+    ) -> bool {
         if a.params.len() != b.params.len() {
             self.log(
                 elf,
@@ -190,7 +195,11 @@ fn skip_optimized_parms(s: &FuncInstance<'_>, features: &Features) -> bool {
 /// `btf_encoder__select_canonical_state`: the first instance at one of the function's ELF
 /// addresses that is not skipped for optimized parameters, else the first at an ELF address,
 /// else the first.
-fn select_canonical(elf: &ElfFunction<'_>, group: &[FuncInstance<'_>], features: &Features) -> usize {
+fn select_canonical(
+    elf: &ElfFunction<'_>,
+    group: &[FuncInstance<'_>],
+    features: &Features,
+) -> usize {
     let mut first = None;
     for (i, s) in group.iter().enumerate() {
         for sym in &elf.syms {
