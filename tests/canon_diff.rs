@@ -271,10 +271,11 @@ fn excluded_categories_are_not_compared() {
     assert!(text.contains("compared types as multisets"), "{text}");
     let r = canon::diff(&a, &b, &opts(false, &[Category::Type, Category::Func]));
     assert!(!r.equal);
-    // Only the categories asked for are rendered.
+    // Only the categories asked for are rendered; a function's decl tag goes with it.
     let only_funcs = canon::canonical_items_of(&a, &[Category::Func]);
-    assert_eq!(only_funcs.len(), 1);
-    assert_eq!(only_funcs[0].0, Category::Func);
+    assert_eq!(only_funcs.len(), 2);
+    assert!(only_funcs.iter().all(|(c, _)| *c == Category::Func));
+    assert!(only_funcs[1].1.starts_with("decl_tag"), "{only_funcs:?}");
 }
 
 #[test]

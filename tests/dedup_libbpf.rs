@@ -1181,3 +1181,16 @@ fn kernel_prededup_matches_libbpf() {
     std::fs::remove_file(&out).unwrap();
     compare_large("kernel pre-dedup", &data);
 }
+
+/// Every C fixture's pre-dedup encoding, deduplicated by libbpf v1.7.0 and by dwarf2btf:
+/// identical bytes.
+#[test]
+fn fixture_prededup_matches_libbpf() {
+    let dir = common::scratch("dedup_fixtures");
+    for fx in common::fixtures() {
+        let out = dir.join(format!("{}.prededup.btf", fx.name));
+        let o = common::encode(&fx.path, &out, &[common::KERNEL_FEATURES, "--no_dedup"]);
+        assert!(o.status.success(), "{}", common::text(&o));
+        compare_large(fx.name, &std::fs::read(&out).unwrap());
+    }
+}

@@ -164,7 +164,10 @@ impl<'a> Decoder<'a, '_> {
         let want = self.decl_tag;
         let die = match self.read_die(off, want.then_some(&mut out.annots)) {
             Ok(Some((tag, die))) if tag == gimli::DW_TAG_variable => die,
-            Ok(_) => return Ok(()),
+            Ok(_) => {
+                out.annots.truncate(annots_start);
+                return Ok(());
+            }
             Err(e) => return Err(self.err(off, format!("variable DIE: {e}"))),
         };
         let location = die.location;
@@ -540,5 +543,364 @@ mod tests {
         let other = [0u8; 4];
         let far = slice_offset(&other, &outer);
         assert!(far.is_none() || far.unwrap() + 4 <= 16);
+    }
+
+    /// A hand-assembled DWARF 4 CU (little-endian, 8-byte addresses).
+    struct Asm {
+        info: Vec<u8>,
+        abbrev: Vec<u8>,
+        next_code: u8,
+    }
+
+    const FORM_STRING: u8 = 0x08;
+    const FORM_REF4: u8 = 0x13;
+    const FORM_PRESENT: u8 = 0x19;
+    const FORM_EXPRLOC: u8 = 0x18;
+    const FORM_DATA1: u8 = 0x0b;
+    const FORM_SEC_OFFSET: u8 = 0x17;
+    const AT_NAME: u8 = 0x03;
+    const AT_TYPE: u8 = 0x49;
+    const AT_EXTERNAL: u8 = 0x3f;
+    const AT_LOCATION: u8 = 0x02;
+    const AT_DECLARATION: u8 = 0x3c;
+    const AT_SPECIFICATION: u8 = 0x47;
+    const AT_ARTIFICIAL: u8 = 0x34;
+    const AT_CONST_VALUE: u8 = 0x1c;
+
+    /// An attribute value.
+    enum V<'s> {
+        Str(&'s str),
+        Ref(u32),
+        Present,
+        Expr(&'s [u8]),
+        Data1(u8),
+        SecOff(u32),
+    }
+
+    impl Asm {
+        fn new() -> Self {
+            // unit_length (patched), version 4, abbrev offset 0, address size 8.
+            let mut info = vec![0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 8];
+            info.reserve(256);
+            Asm {
+                info,
+                abbrev: Vec::new(),
+                next_code: 1,
+            }
+        }
+
+        /// Emits a DIE (with a fresh abbreviation); returns its unit offset.
+        fn die(&mut self, tag: u16, children: bool, attrs: &[(u8, V<'_>)]) -> u32 {
+            let off = self.info.len() as u32;
+            let code = self.next_code;
+            self.next_code += 1;
+            self.abbrev.push(code);
+            let t = tag as u32;
+            if t < 0x80 {
+                self.abbrev.push(t as u8);
+            } else {
+                // ULEB128 of tags up to 0x1fffff.
+                self.abbrev
+                    .extend([(t & 0x7f) as u8 | 0x80, ((t >> 7) & 0x7f) as u8 | 0x80]);
+                self.abbrev.push((t >> 14) as u8);
+            }
+            self.abbrev.push(children as u8);
+            self.info.push(code);
+            for (at, v) in attrs {
+                let form = match v {
+                    V::Str(s) => {
+                        self.info.extend(s.as_bytes());
+                        self.info.push(0);
+                        FORM_STRING
+                    }
+                    V::Ref(r) => {
+                        self.info.extend(r.to_le_bytes());
+                        FORM_REF4
+                    }
+                    V::Present => FORM_PRESENT,
+                    V::Expr(e) => {
+                        self.info.push(e.len() as u8);
+                        self.info.extend(*e);
+                        FORM_EXPRLOC
+                    }
+                    V::Data1(d) => {
+                        self.info.push(*d);
+                        FORM_DATA1
+                    }
+                    V::SecOff(o) => {
+                        self.info.extend(o.to_le_bytes());
+                        FORM_SEC_OFFSET
+                    }
+                };
+                self.abbrev.extend([*at, form]);
+            }
+            self.abbrev.extend([0, 0]);
+            off
+        }
+
+        fn end_children(&mut self) {
+            self.info.push(0);
+        }
+
+        fn finish(mut self) -> (Vec<u8>, Vec<u8>) {
+            let len = (self.info.len() - 4) as u32;
+            self.info[..4].copy_from_slice(&len.to_le_bytes());
+            self.abbrev.push(0);
+            (self.info, self.abbrev)
+        }
+    }
+
+    fn addr_expr(addr: u64, tail: &[u8]) -> Vec<u8> {
+        let mut e = vec![gimli::DW_OP_addr.0];
+        e.extend(addr.to_le_bytes());
+        e.extend(tail);
+        e
+    }
+
+    #[test]
+    fn decodes_variables_like_pahole() {
+        let mut a = Asm::new();
+        // DW_AT_addr_base = 8: past a DWARF 5 .debug_addr header.
+        a.die(
+            0x11,
+            true,
+            &[(AT_NAME, V::Str("t.c")), (0x73, V::SecOff(8))],
+        );
+        let int = a.die(
+            0x24,
+            false,
+            &[
+                (AT_NAME, V::Str("int")),
+                (0x0b, V::Data1(4)),
+                (0x3e, V::Data1(5)),
+            ],
+        );
+        let plain_expr = addr_expr(0x1000, &[]);
+        let plain = a.die(
+            0x34,
+            false,
+            &[
+                (AT_NAME, V::Str("plain")),
+                (AT_TYPE, V::Ref(int)),
+                (AT_EXTERNAL, V::Present),
+                (AT_LOCATION, V::Expr(&plain_expr)),
+            ],
+        );
+        let decl = a.die(
+            0x34,
+            false,
+            &[
+                (AT_NAME, V::Str("spec")),
+                (AT_TYPE, V::Ref(int)),
+                (AT_EXTERNAL, V::Present),
+                (AT_DECLARATION, V::Present),
+            ],
+        );
+        let def_expr = addr_expr(0x2000, &[]);
+        a.die(
+            0x34,
+            false,
+            &[
+                (AT_SPECIFICATION, V::Ref(decl)),
+                (AT_LOCATION, V::Expr(&def_expr)),
+            ],
+        );
+        let art_expr = addr_expr(0x2100, &[]);
+        a.die(
+            0x34,
+            false,
+            &[
+                (AT_NAME, V::Str("artificial")),
+                (AT_TYPE, V::Ref(int)),
+                (AT_ARTIFICIAL, V::Present),
+                (AT_LOCATION, V::Expr(&art_expr)),
+            ],
+        );
+        let plus = addr_expr(0x3000, &[gimli::DW_OP_plus_uconst.0, 0x10]);
+        a.die(
+            0x34,
+            false,
+            &[
+                (AT_NAME, V::Str("plus")),
+                (AT_TYPE, V::Ref(int)),
+                (AT_LOCATION, V::Expr(&plus)),
+            ],
+        );
+        let three = addr_expr(
+            0x4000,
+            &[gimli::DW_OP_plus_uconst.0, 0x10, gimli::DW_OP_stack_value.0],
+        );
+        a.die(
+            0x34,
+            false,
+            &[
+                (AT_NAME, V::Str("three_ops")),
+                (AT_LOCATION, V::Expr(&three)),
+            ],
+        );
+        let fbreg = [gimli::DW_OP_fbreg.0, 0x10];
+        a.die(
+            0x34,
+            false,
+            &[(AT_NAME, V::Str("stack")), (AT_LOCATION, V::Expr(&fbreg))],
+        );
+        a.die(
+            0x34,
+            false,
+            &[(AT_NAME, V::Str("loclist")), (AT_LOCATION, V::SecOff(0))],
+        );
+        let tagged_expr = addr_expr(0x5000, &[]);
+        a.die(
+            0x34,
+            true,
+            &[
+                (AT_NAME, V::Str("tagged")),
+                (AT_TYPE, V::Ref(int)),
+                (AT_LOCATION, V::Expr(&tagged_expr)),
+            ],
+        );
+        for (name, value) in [
+            ("btf_decl_tag", "t1"),
+            ("btf_type_tag", "no"),
+            ("btf_decl_tag", "t2"),
+        ] {
+            a.die(
+                0x6000,
+                false,
+                &[(AT_NAME, V::Str(name)), (AT_CONST_VALUE, V::Str(value))],
+            );
+        }
+        a.end_children();
+        let addrx = [gimli::DW_OP_addrx.0, 1];
+        a.die(
+            0x34,
+            false,
+            &[(AT_TYPE, V::Ref(int)), (AT_LOCATION, V::Expr(&addrx))],
+        );
+        a.end_children();
+        let (info, abbrev) = a.finish();
+        let mut debug_addr = vec![0u8; 8];
+        debug_addr.extend(0x6000u64.to_le_bytes());
+        debug_addr.extend(0x7000u64.to_le_bytes());
+
+        let endian = gimli::RunTimeEndian::Little;
+        let mut dwarf = gimli::Dwarf::<R<'_>>::default();
+        dwarf.debug_info = gimli::DebugInfo::new(&info, endian);
+        dwarf.debug_abbrev = gimli::DebugAbbrev::new(&abbrev, endian);
+        dwarf.debug_addr = gimli::DebugAddr::from(gimli::EndianSlice::new(&debug_addr, endian));
+        let header = dwarf.units().next().unwrap().unwrap();
+        let cu = Cu::new(&dwarf, header, true).unwrap();
+        let features = Features::default();
+        let types = crate::dwarf::types::decode_cu_types(&dwarf, &cu, &features).unwrap();
+        assert_eq!(types.variables.len(), 10);
+        let vars = decode_cu_variables(&dwarf, &cu, &types, &features).unwrap();
+        assert_eq!(vars.cu_name, b"t.c");
+        let got: Vec<_> = vars
+            .vars
+            .iter()
+            .map(|v| {
+                (
+                    v.name.map(|n| std::str::from_utf8(n).unwrap()),
+                    v.addr,
+                    v.external,
+                    v.ty,
+                )
+            })
+            .collect();
+        let int_id = types.type_id_of(int);
+        assert_eq!(
+            got,
+            [
+                (Some("plain"), 0x1000, true, int_id),
+                (Some("spec"), 0x2000, true, int_id),
+                (Some("plus"), 0x3010, false, int_id),
+                (Some("three_ops"), 0x4000, false, 0),
+                (Some("tagged"), 0x5000, false, int_id),
+                (None, 0x7000, false, int_id),
+            ]
+        );
+        assert_eq!(vars.vars[0].size, 4);
+        assert_eq!(vars.vars[3].size, 0);
+        // The DW_OP_addr operand follows the opcode, after the exprloc length byte.
+        let operand = info
+            .windows(plain_expr.len())
+            .position(|w| w == &plain_expr[..])
+            .unwrap() as u64
+            + 1;
+        assert_eq!(vars.vars[0].addr_site, AddrSite::DebugInfo(operand));
+        assert!(plain < 0x100);
+        assert_eq!(vars.vars[5].addr_site, AddrSite::DebugAddr(16));
+        let tags: Vec<&[u8]> = vars.annots_of(&vars.vars[4]).to_vec();
+        assert_eq!(tags, [&b"t1"[..], b"t2"]);
+        assert!(vars.vars.iter().filter(|v| v.annots.is_empty()).count() == 5);
+
+        // Without the decl_tag feature there are no annotations.
+        let no_tags = Features {
+            decl_tag: false,
+            ..Features::default()
+        };
+        let vars = decode_cu_variables(&dwarf, &cu, &types, &no_tags).unwrap();
+        assert!(vars.annots.is_empty() && vars.vars.len() == 6);
+    }
+
+    #[test]
+    fn bad_references_do_not_panic() {
+        let mut a = Asm::new();
+        a.die(0x11, true, &[(AT_NAME, V::Str("bad.c"))]);
+        let e1 = addr_expr(0x10, &[]);
+        // A specification past the end of the unit is ignored (pahole cannot resolve it).
+        a.die(
+            0x34,
+            false,
+            &[
+                (AT_NAME, V::Str("own")),
+                (AT_SPECIFICATION, V::Ref(0xfff0)),
+                (AT_LOCATION, V::Expr(&e1)),
+            ],
+        );
+        // A type reference past the end of the unit resolves to void.
+        let e2 = addr_expr(0x20, &[]);
+        a.die(
+            0x34,
+            false,
+            &[
+                (AT_NAME, V::Str("dangling")),
+                (AT_TYPE, V::Ref(0xfff0)),
+                (AT_LOCATION, V::Expr(&e2)),
+            ],
+        );
+        // A truncated address operand is not a global location.
+        let e3 = [gimli::DW_OP_addr.0, 1, 2];
+        a.die(
+            0x34,
+            false,
+            &[(AT_NAME, V::Str("short")), (AT_LOCATION, V::Expr(&e3))],
+        );
+        // DW_OP_addrx without a .debug_addr: not a global location either.
+        let e4 = [gimli::DW_OP_addrx.0, 3];
+        a.die(
+            0x34,
+            false,
+            &[(AT_NAME, V::Str("noaddr")), (AT_LOCATION, V::Expr(&e4))],
+        );
+        a.end_children();
+        let (info, abbrev) = a.finish();
+        let endian = gimli::RunTimeEndian::Little;
+        let mut dwarf = gimli::Dwarf::<R<'_>>::default();
+        dwarf.debug_info = gimli::DebugInfo::new(&info, endian);
+        dwarf.debug_abbrev = gimli::DebugAbbrev::new(&abbrev, endian);
+        let header = dwarf.units().next().unwrap().unwrap();
+        let cu = Cu::new(&dwarf, header, true).unwrap();
+        let features = Features::default();
+        let types = crate::dwarf::types::decode_cu_types(&dwarf, &cu, &features).unwrap();
+        let vars = decode_cu_variables(&dwarf, &cu, &types, &features).unwrap();
+        let got: Vec<_> = vars.vars.iter().map(|v| (v.name, v.addr, v.ty)).collect();
+        assert_eq!(
+            got,
+            [
+                (Some(&b"own"[..]), 0x10, 0),
+                (Some(&b"dangling"[..]), 0x20, 0)
+            ]
+        );
     }
 }

@@ -27,7 +27,8 @@
 //! not tell the section. pahole gets it right because libdwfl lays the sections out at
 //! distinct addresses before relocating the DWARF; here the section is the one the relocation
 //! of the address (in `.rela.debug_info`, or `.rela.debug_addr` for `DW_OP_addrx`) points
-//! into, and the relocated value is already the section offset. The result is the same.
+//! into, and the relocated value is already the section offset. The result is the same as
+//! pahole's (checked on kernel modules with and without `global_var`), except as noted below.
 //!
 //! Deliberate differences from pahole HEAD:
 //! - a void-typed variable without `encode_force` is an error here; pahole prints "error:
@@ -35,7 +36,12 @@
 //!   carries on as if nothing happened (a `break` that falls into `err = 0`);
 //! - a section with more than 65,535 variables is an error (BTF's vlen limit); pahole keeps
 //!   the count in a `u16` and silently drops entries;
-//! - entries with equal offsets keep their emission order (pahole's `qsort` makes no promise).
+//! - entries with equal offsets keep their emission order (pahole's `qsort` makes no promise);
+//! - relocatable inputs with `global_var`: a variable in a section that is neither
+//!   `SHT_PROGBITS` nor `SHT_NOBITS` (the kernel's `ELFNOTE` variables `_note_*` in
+//!   `.note.*`) is skipped, as pahole skips it in linked files. In a module, pahole's search
+//!   falls through to a non-allocated section at address 0 whose size covers libdwfl's layout
+//!   address, and emits the variable in a `.debug_info` DATASEC.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 

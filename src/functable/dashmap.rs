@@ -4,13 +4,13 @@
 use dashmap::DashMap;
 use rustc_hash::FxBuildHasher;
 
-use super::shared::{check_entry, concat_by_owner, OwnerClaims};
+use super::shared::{check_entry, concat_by_owner, OwnerClaims, OwnerStates};
 use super::{FuncSaver, FuncTable, Owner};
 
 /// Entry → `(owner, that owner's instances)` slots, behind `dashmap`'s sharded locks.
 pub struct DashmapTable<T> {
     entries: usize,
-    map: DashMap<u32, Exclusive<Vec<(Owner, Vec<T>)>>, FxBuildHasher>,
+    map: DashMap<u32, Exclusive<OwnerStates<T>>, FxBuildHasher>,
     claims: OwnerClaims,
 }
 

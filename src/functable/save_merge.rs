@@ -8,11 +8,14 @@ use std::sync::{Mutex, PoisonError};
 use super::shared::{check_entry, OwnerClaims};
 use super::{FuncSaver, FuncTable, Owner};
 
+/// One owner's saves, in order: `(entry, instance)`.
+type Saves<T> = Vec<(u32, T)>;
+
 /// Per-owner lists of saves, handed in once by each saver's `drop`.
 pub struct SaveMergeTable<T> {
     entries: usize,
     /// `saved[owner]`: that owner's saves in order; written once, when its saver is dropped.
-    saved: Box<[Mutex<Vec<(u32, T)>>]>,
+    saved: Box<[Mutex<Saves<T>>]>,
     claims: OwnerClaims,
 }
 
@@ -20,7 +23,7 @@ pub struct SaveMergeTable<T> {
 pub struct SaveMergeSaver<'t, T> {
     table: &'t SaveMergeTable<T>,
     owner: Owner,
-    saved: Vec<(u32, T)>,
+    saved: Saves<T>,
 }
 
 impl<T: Send> FuncTable<T> for SaveMergeTable<T> {

@@ -279,9 +279,12 @@ pub(super) fn check_entry(entry: u32, entries: usize) {
     );
 }
 
-/// One entry's instances from its per-owner states (distinct owners, any order): owners
-/// ascending, each owner's instances in save order. Empties `states` for reuse.
-pub(super) fn concat_by_owner<T>(states: &mut Vec<(Owner, Vec<T>)>) -> Vec<T> {
+/// One entry's per-owner states: `(owner, its instances in save order)`, distinct owners.
+pub(super) type OwnerStates<T> = Vec<(Owner, Vec<T>)>;
+
+/// One entry's instances from its per-owner states (in any order): owners ascending, each
+/// owner's instances in save order. Empties `states` for reuse.
+pub(super) fn concat_by_owner<T>(states: &mut OwnerStates<T>) -> Vec<T> {
     if states.len() <= 1 {
         return states.pop().map(|(_, state)| state).unwrap_or_default();
     }
@@ -470,7 +473,6 @@ mod tests {
         a.save(1, 'A');
         assert_eq!(table.walk_owners(1).collect::<Vec<_>>(), [0, 2]);
         assert_eq!(table.walk_owners(0).collect::<Vec<_>>(), [1]);
-        drop((a, b, c));
         assert_eq!(table.finish(), [vec!['b'], vec!['a', 'A', 'c', 'C']]);
     }
 
