@@ -1,7 +1,7 @@
 //! The `dwarf2btf` command line: pahole's flag spelling for encoding, plus `verify`, `diff`
 //! and `dump` subcommands. It only parses flags and wires them to the library.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -149,7 +149,7 @@ fn load_base(base: Option<PathBuf>) -> Result<Option<Arc<Btf>>> {
     .transpose()
 }
 
-fn run_verify(file: &PathBuf, base: Option<PathBuf>) -> Result<ExitCode> {
+fn run_verify(file: &Path, base: Option<PathBuf>) -> Result<ExitCode> {
     let data = std::fs::read(file).map_err(|e| Error::io(file, e))?;
     let data = if data.starts_with(b"\x7fELF") {
         dwarf2btf::input::elf::btf_section(file, &data)?
@@ -169,8 +169,8 @@ fn run_verify(file: &PathBuf, base: Option<PathBuf>) -> Result<ExitCode> {
 }
 
 fn run_diff(
-    a: &PathBuf,
-    b: &PathBuf,
+    a: &Path,
+    b: &Path,
     base: Option<PathBuf>,
     set: bool,
     fold_fwd: bool,

@@ -784,10 +784,12 @@ mod tests {
         debug_addr.extend(0x7000u64.to_le_bytes());
 
         let endian = gimli::RunTimeEndian::Little;
-        let mut dwarf = gimli::Dwarf::<R<'_>>::default();
-        dwarf.debug_info = gimli::DebugInfo::new(&info, endian);
-        dwarf.debug_abbrev = gimli::DebugAbbrev::new(&abbrev, endian);
-        dwarf.debug_addr = gimli::DebugAddr::from(gimli::EndianSlice::new(&debug_addr, endian));
+        let dwarf = gimli::Dwarf::<R<'_>> {
+            debug_info: gimli::DebugInfo::new(&info, endian),
+            debug_abbrev: gimli::DebugAbbrev::new(&abbrev, endian),
+            debug_addr: gimli::DebugAddr::from(gimli::EndianSlice::new(&debug_addr, endian)),
+            ..Default::default()
+        };
         let header = dwarf.units().next().unwrap().unwrap();
         let cu = Cu::new(&dwarf, header, true).unwrap();
         let features = Features::default();
@@ -886,9 +888,11 @@ mod tests {
         a.end_children();
         let (info, abbrev) = a.finish();
         let endian = gimli::RunTimeEndian::Little;
-        let mut dwarf = gimli::Dwarf::<R<'_>>::default();
-        dwarf.debug_info = gimli::DebugInfo::new(&info, endian);
-        dwarf.debug_abbrev = gimli::DebugAbbrev::new(&abbrev, endian);
+        let dwarf = gimli::Dwarf::<R<'_>> {
+            debug_info: gimli::DebugInfo::new(&info, endian),
+            debug_abbrev: gimli::DebugAbbrev::new(&abbrev, endian),
+            ..Default::default()
+        };
         let header = dwarf.units().next().unwrap().unwrap();
         let cu = Cu::new(&dwarf, header, true).unwrap();
         let features = Features::default();

@@ -33,7 +33,7 @@ pub struct SharedTable<T> {
 
 /// One owner's state for one entry.
 struct Node<T> {
-    /// Written only before the node is published (in `find_or_insert` and `push`), read-only
+    /// Written only before the node is published (in `Node::alloc` and `push`), read-only
     /// afterwards. In a cell so that loom checks every read against that publication.
     link: UnsafeCell<Link<T>>,
     /// Pushed to only by the owner's saver, taken only by `drain_entry` (which holds the table
@@ -58,10 +58,19 @@ impl<T> Clone for Link<T> {
 impl<T> Copy for Link<T> {}
 
 impl<T> Node<T> {
+    /// Allocates an unpublished node; it is freed by `drain_entry` once published.
+    fn alloc(owner: Owner, next: *mut Node<T>, state: Vec<T>) -> *mut Node<T> {
+        Box::into_raw(Box::new(Node {
+            link: UnsafeCell::new(Link { owner, next }),
+            state: UnsafeCell::new(state),
+            _leak_check: Track::new(()),
+        }))
+    }
+
     /// The node's owner and successor.
     fn link(&self) -> Link<T> {
         // SAFETY: `link` is written only while the node is unpublished, by the one thread that
-        // allocated it (`find_or_insert`, `push`); `self` is reachable here only through a
+        // allocated it (`Node::alloc`, `push`); `self` is reachable here only through a
         // published pointer read with Acquire (a head load or the `next` of a node so read),
         // which orders those writes before this read, and no write happens after publication.
         self.link.with(|link| unsafe { *link })
@@ -109,27 +118,6 @@ impl<T> SharedTable<T> {
         }
     }
 
-    /// `owner`'s node for `entry`, pushed if absent.
-    fn find_or_insert(&self, entry: u32, owner: Owner) -> &Node<T> {
-        check_entry(entry, self.heads.len());
-        let head = &self.heads[entry as usize];
-        let first = head.load(Ordering::Acquire);
-        if let Some((_, node)) = self.nodes(first).find(|&(o, _)| o == owner) {
-            return node;
-        }
-        let node = Box::into_raw(Box::new(Node {
-            link: UnsafeCell::new(Link { owner, next: first }),
-            state: UnsafeCell::new(Vec::new()),
-            _leak_check: Track::new(()),
-        }));
-        // Only `owner` pushes `owner`'s nodes and its saver is unique, so no node of `owner` can
-        // have appeared since the walk: a failed CAS needs a re-link, never a re-check.
-        Self::push(head, node, first);
-        // SAFETY: `node` is now published; nodes are freed only by `drain_entry`, which needs
-        // `&mut self`, so it lives as long as this `&self` borrow.
-        unsafe { &*node }
-    }
-
     /// Publishes the unpublished `node` at the front of `head`'s list; `expected` is the head
     /// value last read (with Acquire) and already stored in `node`'s `next`.
     fn push(head: &AtomicPtr<Node<T>>, node: *mut Node<T>, mut expected: *mut Node<T>) {
@@ -160,7 +148,7 @@ impl<T> SharedTable<T> {
         // end, an `Arc` unwrap) ordered their writes before this point.
         let mut next = self.heads[entry].swap(ptr::null_mut(), Ordering::Acquire);
         while !next.is_null() {
-            // SAFETY: `next` came from `Box::into_raw` in `find_or_insert` and was published in
+            // SAFETY: `next` came from `Box::into_raw` in `Node::alloc` and was published in
             // exactly this list; the list was just unlinked from its head and the table is held
             // exclusively, so nothing else can reach the node and it is freed exactly once.
             let node = unsafe { Box::from_raw(next) };
@@ -234,12 +222,23 @@ impl<T> Drop for SharedTable<T> {
 
 impl<T: Send> FuncSaver<T> for SharedSaver<'_, T> {
     fn save(&mut self, entry: u32, instance: T) {
-        let node = self.table.find_or_insert(entry, self.owner);
-        // SAFETY: `node` belongs to `self.owner`, whose only saver is `self` (`OwnerClaims`), and
-        // `&mut self` excludes a re-entrant save; walkers never read states, and `finish`/`drop`
-        // cannot run while `self` borrows the table. So this is the only access to the state.
-        node.state
-            .with_mut(|state| unsafe { (*state).push(instance) });
+        let table = self.table;
+        check_entry(entry, table.heads.len());
+        let head = &table.heads[entry as usize];
+        let first = head.load(Ordering::Acquire);
+        match table.nodes(first).find(|&(owner, _)| owner == self.owner) {
+            // SAFETY: `node` belongs to `self.owner`, whose only saver is `self` (`OwnerClaims`),
+            // and `&mut self` excludes a re-entrant save; walkers never read states, and
+            // `finish`/`drop` cannot run while `self` borrows the table. So this is the only
+            // access to the state.
+            Some((_, node)) => node
+                .state
+                .with_mut(|state| unsafe { (*state).push(instance) }),
+            // Only `self` pushes nodes of `self.owner`, so none can have appeared since the
+            // walk: a failed CAS in `push` needs a re-link, never a re-check. `vec!` allocates
+            // room for exactly one instance, the common case.
+            None => SharedTable::push(head, Node::alloc(self.owner, first, vec![instance]), first),
+        }
     }
 }
 

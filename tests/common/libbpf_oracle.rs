@@ -248,7 +248,7 @@ pub fn concat_copies(src: &dwarf2btf::btf::Btf, copies: u32) -> dwarf2btf::btf::
             let k = t.k();
             if copy > 0 && k.is_composite() && t.name_off() != 0 {
                 named += 1;
-                if named % 7 == 0 {
+                if named.is_multiple_of(7) {
                     words = vec![t.name_off(), kinds::info(Kind::Fwd, 0, k == Kind::Union), 0];
                 }
             }
