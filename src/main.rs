@@ -275,6 +275,12 @@ fn run_encode(args: EncodeArgs) -> Result<ExitCode> {
             summary.bytes,
             summary.seconds
         );
+        let phases: Vec<String> = summary
+            .phases
+            .iter()
+            .map(|(name, secs, mib)| format!("{name} {secs:.2}s {mib} MiB"))
+            .collect();
+        eprintln!("dwarf2btf: phases (end time, resident): {}", phases.join(", "));
     }
     Ok(ExitCode::SUCCESS)
 }

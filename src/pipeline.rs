@@ -47,6 +47,8 @@ const BATCH_CUS: usize = 16;
 /// What a run did, for the closing line and for tests.
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
+    /// Seconds and resident MiB at the end of each phase, in order.
+    pub phases: Vec<(&'static str, f64, u64)>,
     pub cus: usize,
     pub cus_skipped: usize,
     pub types_before_dedup: u32,
@@ -59,6 +61,25 @@ pub struct Summary {
     pub seconds: f64,
 }
 
+impl Summary {
+    fn phase(&mut self, name: &'static str, start: Instant) {
+        self.phases
+            .push((name, start.elapsed().as_secs_f64(), resident_mib()));
+    }
+}
+
+/// This process's resident set in MiB (0 where /proc is not available).
+fn resident_mib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib / 1024)
+}
+
 /// Encodes `config.input` and writes the BTF to `config.output`.
 pub fn run(config: &Config) -> Result<Summary> {
     let start = Instant::now();
@@ -69,14 +90,17 @@ pub fn run(config: &Config) -> Result<Summary> {
         summary.seconds = start.elapsed().as_secs_f64();
         return Ok(summary);
     };
+    summary.phase("encode", start);
     summary.types_before_dedup = btf.type_cnt() - 1;
     if !config.no_dedup {
         dedup(&mut btf, &DedupOptions::default())?;
+        summary.phase("dedup", start);
     }
     let bytes = write::to_bytes(&btf);
     summary.types = btf.type_cnt() - 1;
     summary.bytes = bytes.len();
     write_atomic(&config.output, &bytes)?;
+    summary.phase("write", start);
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
 }
@@ -119,15 +143,16 @@ pub fn encode(
         release: &release,
     };
     ctx.index_cu = ctx.find_index_cu()?;
+    let t0 = Instant::now();
     let run = match config.func_table {
         Design::Shared => {
-            encode_with::<functable::shared::SharedTable<FuncInstance<'_>>>(&ctx, config)
+            encode_with::<functable::shared::SharedTable<FuncInstance>>(&ctx, config)
         }
         Design::Dashmap => {
-            encode_with::<functable::dashmap::DashmapTable<FuncInstance<'_>>>(&ctx, config)
+            encode_with::<functable::dashmap::DashmapTable<FuncInstance>>(&ctx, config)
         }
         Design::SaveMerge => {
-            encode_with::<functable::save_merge::SaveMergeTable<FuncInstance<'_>>>(&ctx, config)
+            encode_with::<functable::save_merge::SaveMergeTable<FuncInstance>>(&ctx, config)
         }
     }?;
     let Merged {
@@ -141,6 +166,7 @@ pub fn encode(
     } = run;
     summary.cus = cus;
     summary.cus_skipped = cus_skipped;
+    summary.phase("cus", t0);
     messages.extend(chunk_messages);
     let stdout = std::io::stdout();
     let stats: FuncStats = FinalPass {
@@ -152,6 +178,7 @@ pub fn encode(
     .run(&funcs, groups)?;
     summary.funcs = stats.emitted;
     summary.funcs_skipped = stats.skipped;
+    summary.phase("functions", t0);
     vars.add_datasecs(&mut btf, &mut secinfos)?;
     if !messages.is_empty() {
         let mut out = std::io::stdout().lock();
@@ -167,21 +194,21 @@ pub fn encode(
 }
 
 /// The concatenated chunks and what the final pass needs.
-struct Merged<'a> {
+struct Merged {
     btf: Btf,
     chunk_offsets: Vec<u32>,
     secinfos: Vec<PendingSecinfo>,
-    groups: Vec<Vec<FuncInstance<'a>>>,
+    groups: Vec<Vec<FuncInstance>>,
     cus: usize,
     cus_skipped: usize,
     chunk_messages: Vec<String>,
 }
 
 /// Runs the workers with table design `T` and appends their chunks in order.
-fn encode_with<'a, T: FuncTable<FuncInstance<'a>>>(
+fn encode_with<'a, T: FuncTable<FuncInstance>>(
     ctx: &EncodeContext<'a, '_>,
     config: &Config,
-) -> Result<Merged<'a>> {
+) -> Result<Merged> {
     let n_cus = ctx.headers.len();
     let batches: Vec<Range<usize>> = (0..n_cus)
         .step_by(BATCH_CUS)

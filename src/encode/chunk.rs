@@ -103,7 +103,7 @@ impl<'a> EncodeContext<'a, '_> {
         &self,
         range: Range<usize>,
         chunk_index: u32,
-        saver: &mut impl FuncSaver<FuncInstance<'a>>,
+        saver: &mut impl FuncSaver<FuncInstance>,
     ) -> Result<Chunk> {
         let mut btf = Btf::new();
         btf.endian = self.endian;
@@ -134,7 +134,7 @@ impl<'a> EncodeContext<'a, '_> {
         cu: &Cu<'a>,
         cu_index: usize,
         chunk_index: u32,
-        saver: &mut impl FuncSaver<FuncInstance<'a>>,
+        saver: &mut impl FuncSaver<FuncInstance>,
     ) -> Result<()> {
         let types = self.types(cu)?;
         let role = match self.index_cu {

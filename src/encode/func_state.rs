@@ -4,11 +4,11 @@
 //! Type ids are local to the worker's chunk; the final pass translates them with the chunk's
 //! id offset once the chunks are concatenated. Parameter names and decl-tag values are added
 //! to the chunk's string table at save time, as pahole does, so the string section keeps
-//! pahole's order.
+//! pahole's order; the instance keeps its own copies, because GCC stores short names inline
+//! in `.debug_info`, whose pages are released once a CU is done.
 
 use crate::btf::Btf;
 use crate::dwarf::functions::FunctionInfo;
-use crate::dwarf::types::Annot;
 use crate::input::functions::ElfFunction;
 
 /// Flag bits of a [`FuncInstance`].
@@ -23,7 +23,7 @@ pub mod flags {
 
 /// One saved DWARF instance of an ELF function.
 #[derive(Clone, Debug)]
-pub struct FuncInstance<'a> {
+pub struct FuncInstance {
     /// Position in DWARF order: (CU index, DIE offset). Orders instances like pahole's array.
     pub order: (u32, u32),
     /// The chunk whose BTF the type ids below belong to.
@@ -33,14 +33,14 @@ pub struct FuncInstance<'a> {
     /// Return type id, chunk-local (0 = void).
     pub ret: u32,
     /// Parameters: name (empty for the vararg) and chunk-local type id.
-    pub params: Box<[(&'a [u8], u32)]>,
-    /// `btf_decl_tag` annotations of the function (-1) and its parameters.
-    pub annots: Box<[Annot<'a>]>,
+    pub params: Box<[(Box<[u8]>, u32)]>,
+    /// `btf_decl_tag` values of the function (component -1) and its parameters (index).
+    pub annots: Box<[(Box<[u8]>, i32)]>,
     /// [`flags`] bits.
     pub flags: u8,
 }
 
-impl FuncInstance<'_> {
+impl FuncInstance {
     pub fn has(&self, flag: u8) -> bool {
         self.flags & flag != 0
     }
@@ -58,14 +58,14 @@ fn is_optimized_clone(name: &[u8]) -> bool {
 }
 
 /// pahole's `btf_encoder__save_func`: builds the instance and adds its strings to the chunk.
-pub fn save_instance<'a>(
+pub fn save_instance(
     chunk_btf: &mut Btf,
     chunk: u32,
     cu_index: u32,
     type_id_off: u32,
-    func: &FunctionInfo<'a>,
+    func: &FunctionInfo<'_>,
     elf_fn: &ElfFunction<'_>,
-) -> FuncInstance<'a> {
+) -> FuncInstance {
     let xlate = |id: u32| if id == 0 { 0 } else { type_id_off + id };
     let mut f = 0u8;
     for (on, bit) in [
@@ -87,26 +87,31 @@ pub fn save_instance<'a>(
     {
         f |= flags::OPTIMIZED_SYMBOL;
     }
-    let params: Box<[(&[u8], u32)]> = func
+    let params = func
         .params
         .iter()
         .map(|p| {
             if !p.name.is_empty() {
                 chunk_btf.add_str(p.name);
             }
-            (p.name, xlate(p.ty))
+            (Box::from(p.name), xlate(p.ty))
         })
         .collect();
-    for a in &func.annots {
-        chunk_btf.add_str(a.value);
-    }
+    let annots = func
+        .annots
+        .iter()
+        .map(|a| {
+            chunk_btf.add_str(a.value);
+            (Box::from(a.value), a.component)
+        })
+        .collect();
     FuncInstance {
         order: (cu_index, func.die),
         chunk,
         addr: func.addr,
         ret: xlate(func.ret),
         params,
-        annots: func.annots.clone().into_boxed_slice(),
+        annots,
         flags: f,
     }
 }

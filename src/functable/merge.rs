@@ -41,7 +41,7 @@ impl<W: Write> FinalPass<'_, W> {
     pub fn run(
         &mut self,
         funcs: &ElfFunctions<'_>,
-        groups: Vec<Vec<FuncInstance<'_>>>,
+        groups: Vec<Vec<FuncInstance>>,
     ) -> Result<FuncStats> {
         let mut stats = FuncStats::default();
         for (i, mut group) in groups.into_iter().enumerate() {
@@ -64,7 +64,7 @@ impl<W: Write> FinalPass<'_, W> {
         Ok(stats)
     }
 
-    fn translate(&self, s: &mut FuncInstance<'_>) {
+    fn translate(&self, s: &mut FuncInstance) {
         let off = self.chunk_offsets[s.chunk as usize];
         let x = |id: u32| if id == 0 { 0 } else { id + off };
         s.ret = x(s.ret);
@@ -84,7 +84,7 @@ impl<W: Write> FinalPass<'_, W> {
     }
 
     /// Combines, decides and emits one function; true when it was emitted.
-    fn add_group(&mut self, elf: &ElfFunction<'_>, group: &mut [FuncInstance<'_>]) -> Result<bool> {
+    fn add_group(&mut self, elf: &ElfFunction<'_>, group: &mut [FuncInstance]) -> Result<bool> {
         let mut inconsistent = false;
         let combined = flags::UNEXPECTED_REG | flags::UNCERTAIN_PARM_LOC | flags::REORDERED_PARM;
         for j in 1..group.len() {
@@ -135,16 +135,16 @@ impl<W: Write> FinalPass<'_, W> {
     }
 
     /// `btf_encoder__add_func`: FUNC_PROTO, FUNC (static, ELF base name), decl tags.
-    fn add_func(&mut self, elf: &ElfFunction<'_>, s: &FuncInstance<'_>) -> Result<u32> {
+    fn add_func(&mut self, elf: &ElfFunction<'_>, s: &FuncInstance) -> Result<u32> {
         let proto = self.btf.add_func_proto(s.ret)?;
-        for &(name, ty) in s.params.iter() {
-            self.btf.add_func_param(Some(name), ty)?;
+        for (name, ty) in s.params.iter() {
+            self.btf.add_func_param(Some(name), *ty)?;
         }
         let fn_id = self
             .btf
             .add_func(elf.name.as_bytes(), kinds::FUNC_STATIC, proto)?;
-        for a in s.annots.iter() {
-            self.btf.add_decl_tag(a.value, fn_id, a.component)?;
+        for (value, component) in s.annots.iter() {
+            self.btf.add_decl_tag(value, fn_id, *component)?;
         }
         Ok(fn_id)
     }
@@ -153,8 +153,8 @@ impl<W: Write> FinalPass<'_, W> {
     fn funcs_match(
         &mut self,
         elf: &ElfFunction<'_>,
-        a: &FuncInstance<'_>,
-        b: &FuncInstance<'_>,
+        a: &FuncInstance,
+        b: &FuncInstance,
     ) -> bool {
         if a.params.len() != b.params.len() {
             self.log(
@@ -173,7 +173,7 @@ impl<W: Write> FinalPass<'_, W> {
         }
         for (i, (pa, pb)) in a.params.iter().zip(b.params.iter()).enumerate() {
             if !types_match(self.btf, pa.1, pb.1) {
-                let (na, nb) = (String::from_utf8_lossy(pa.0), String::from_utf8_lossy(pb.0));
+                let (na, nb) = (String::from_utf8_lossy(&pa.0), String::from_utf8_lossy(&pb.0));
                 self.log(
                     elf,
                     format_args!("param type mismatch for param#{} {na} != {nb}", i + 1),
@@ -186,7 +186,7 @@ impl<W: Write> FinalPass<'_, W> {
 }
 
 /// `!true_signature && optimized_parms && (signature_changed || optimized_symbol)`.
-fn skip_optimized_parms(s: &FuncInstance<'_>, features: &Features) -> bool {
+fn skip_optimized_parms(s: &FuncInstance, features: &Features) -> bool {
     !features.true_signature
         && s.has(flags::OPTIMIZED_PARMS)
         && (s.has(flags::SIGNATURE_CHANGED) || s.has(flags::OPTIMIZED_SYMBOL))
@@ -197,7 +197,7 @@ fn skip_optimized_parms(s: &FuncInstance<'_>, features: &Features) -> bool {
 /// else the first.
 fn select_canonical(
     elf: &ElfFunction<'_>,
-    group: &[FuncInstance<'_>],
+    group: &[FuncInstance],
     features: &Features,
 ) -> usize {
     let mut first = None;
