@@ -90,6 +90,8 @@ pub fn run(config: &Config) -> Result<Summary> {
         summary.seconds = start.elapsed().as_secs_f64();
         return Ok(summary);
     };
+    // The DWARF is done with: drop its pages from the resident set before dedup's peak.
+    mapped.release(0..mapped.bytes().len());
     summary.phase("encode", start);
     summary.types_before_dedup = btf.type_cnt() - 1;
     if !config.no_dedup {
@@ -119,6 +121,9 @@ pub fn encode(
     };
     let dwarf = sections.dwarf();
     let headers = unit_headers(&dwarf, path)?;
+    // Reading 2,000 unit headers faults in their pages (and the kernel's fault-around, 64 KiB
+    // each): give them back; each CU's pages come back while a worker reads it.
+    mapped.release(0..mapped.bytes().len());
     let mut funcs = ElfFunctions::collect(elf)?;
     let mut messages = Vec::new();
     if config.features.decl_tag_kfuncs {

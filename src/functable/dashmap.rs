@@ -4,10 +4,10 @@
 use dashmap::DashMap;
 use rustc_hash::FxBuildHasher;
 
-use super::shared::{check_entry, concat_by_owner, OwnerClaims, OwnerStates};
+use super::shared::{check_entry, concat_by_owner, OwnerClaims, OwnerStates, State};
 use super::{FuncSaver, FuncTable, Owner};
 
-/// Entry → `(owner, that owner's instances)` slots, behind `dashmap`'s sharded locks.
+/// Entry → `(owner, that owner's state)` slots, behind `dashmap`'s sharded locks.
 pub struct DashmapTable<T> {
     entries: usize,
     map: DashMap<u32, Exclusive<OwnerStates<T>>, FxBuildHasher>,
@@ -64,7 +64,7 @@ impl<T: Send> FuncSaver<T> for DashmapSaver<'_, T> {
         let Exclusive(states) = &mut *slots;
         match states.iter_mut().find(|(owner, _)| *owner == self.owner) {
             Some((_, state)) => state.push(instance),
-            None => states.push((self.owner, vec![instance])),
+            None => states.push((self.owner, State::new(instance))),
         }
     }
 }

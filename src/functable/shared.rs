@@ -3,15 +3,16 @@
 //! One `AtomicPtr` head per ELF-function entry; each heads a singly linked list of per-owner
 //! nodes. A worker finds its own node in an entry's list or pushes a new one with
 //! compare-and-swap, then appends to that node's state, which nobody else touches until
-//! [`FuncTable::finish`]. Nodes are never removed before the table is finished or dropped, so
-//! there is no ABA and no reclamation problem: a pointer read from a list stays valid for as
-//! long as the table is borrowed.
+//! [`FuncTable::finish`]. Nodes live in their owner's arena and are never removed before the
+//! table is finished or dropped, so there is no ABA and no reclamation problem: a pointer read
+//! from a list stays valid for as long as the table is borrowed.
 //!
 //! Atomics and cells come from [`crate::sync`] only, so `loom-tests/` model-checks this very
 //! code. Under `--cfg loom`, and only there, [`BROKEN_PUSH`] turns the push into a racy
 //! load + store, so a model can show that loom catches the lost update.
 
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::ptr;
 use std::sync::atomic::AtomicBool;
 
@@ -28,18 +29,21 @@ pub static BROKEN_PUSH: AtomicBool = AtomicBool::new(false);
 pub struct SharedTable<T> {
     /// `heads[entry]`: the most recently pushed node of the entry, or null.
     heads: Box<[AtomicPtr<Node<T>>]>,
+    /// `arenas[owner]`: the memory of `owner`'s nodes; used only by `owner`'s saver, then freed
+    /// when the table is dropped (after `Drop::drop` has dropped the nodes through the lists).
+    arenas: Box<[UnsafeCell<Arena<T>>]>,
     claims: OwnerClaims,
 }
 
 /// One owner's state for one entry.
 struct Node<T> {
-    /// Written only before the node is published (in `Node::alloc` and `push`), read-only
+    /// Written only before the node is published (in `Node::new` and `push`), read-only
     /// afterwards. In a cell so that loom checks every read against that publication.
     link: UnsafeCell<Link<T>>,
-    /// Pushed to only by the owner's saver, taken only by `drain_entry` (which holds the table
-    /// exclusively).
-    state: UnsafeCell<Vec<T>>,
-    /// Under loom, reports a node that was never freed; nothing outside loom.
+    /// Pushed to only by the owner's saver, moved out only by `drain_entry` (which holds the
+    /// table exclusively).
+    state: UnsafeCell<State<T>>,
+    /// Under loom, reports a node that was never dropped; nothing outside loom.
     _leak_check: Track<()>,
 }
 
@@ -58,28 +62,81 @@ impl<T> Clone for Link<T> {
 impl<T> Copy for Link<T> {}
 
 impl<T> Node<T> {
-    /// Allocates an unpublished node; it is freed by `drain_entry` once published.
-    fn alloc(owner: Owner, next: *mut Node<T>, state: Vec<T>) -> *mut Node<T> {
-        Box::into_raw(Box::new(Node {
+    /// A node for `owner`'s first instance of an entry, to be pushed before `next`.
+    fn new(owner: Owner, next: *mut Node<T>, first: T) -> Self {
+        Node {
             link: UnsafeCell::new(Link { owner, next }),
-            state: UnsafeCell::new(state),
+            state: UnsafeCell::new(State::new(first)),
             _leak_check: Track::new(()),
-        }))
+        }
     }
 
     /// The node's owner and successor.
     fn link(&self) -> Link<T> {
         // SAFETY: `link` is written only while the node is unpublished, by the one thread that
-        // allocated it (`Node::alloc`, `push`); `self` is reachable here only through a
+        // created it (`Node::new`, `push`); `self` is reachable here only through a
         // published pointer read with Acquire (a head load or the `next` of a node so read),
         // which orders those writes before this read, and no write happens after publication.
         self.link.with(|link| unsafe { *link })
     }
 }
 
-// SAFETY: the table owns every node (each allocated by `Box::into_raw`, freed once by
-// `drain_entry`) and, through the nodes, their `Vec<T>` states; sending the table sends those
-// `T`s, hence `T: Send`. Raw pointers are what make the auto impl absent, not a thread affinity.
+/// Where one owner's nodes live: chunks of node slots that never move and are freed only when
+/// the table is dropped. Allocating a node is a write into the current chunk, not a `malloc`.
+struct Arena<T> {
+    /// Each chunk's first slot and its length in slots (from `Box::into_raw`). Raw pointers,
+    /// not `Box`es: pointers to published nodes must never be invalidated by a reborrow.
+    chunks: Vec<(*mut Node<T>, usize)>,
+    /// Slots written in the last chunk.
+    used: usize,
+}
+
+impl<T> Arena<T> {
+    const fn new() -> Self {
+        Arena {
+            chunks: Vec::new(),
+            used: 0,
+        }
+    }
+
+    /// Moves `node` into a fresh slot and returns its address, fixed until the arena is dropped.
+    fn alloc(&mut self, node: Node<T>) -> *mut Node<T> {
+        let base = match self.chunks.last() {
+            Some(&(base, len)) if self.used < len => base,
+            _ => {
+                // 8, 16, … 1024 slots: small tables stay small, big ones rarely allocate.
+                let len = 8 << self.chunks.len().min(7);
+                let base = Box::into_raw(Box::<[Node<T>]>::new_uninit_slice(len)).cast();
+                self.chunks.push((base, len));
+                self.used = 0;
+                base
+            }
+        };
+        // SAFETY: `used < len` of the last chunk, so the slot lies inside that live allocation
+        // and has not been written yet (slots are handed out once, in order).
+        let slot = unsafe { base.add(self.used) };
+        // SAFETY: as above; the slot is suitably aligned, being an element of a `[Node<T>]`.
+        unsafe { slot.write(node) };
+        self.used += 1;
+        slot
+    }
+}
+
+impl<T> Drop for Arena<T> {
+    fn drop(&mut self) {
+        for &(base, len) in &self.chunks {
+            let chunk = ptr::slice_from_raw_parts_mut(base.cast::<MaybeUninit<Node<T>>>(), len);
+            // SAFETY: `(base, len)` is the pointer and length of a `Box<[MaybeUninit<Node<T>>]>`
+            // turned into a raw pointer in `alloc`, and is freed only here. Freeing it drops no
+            // node: `SharedTable::drop` already moved or dropped every node through the lists.
+            drop(unsafe { Box::from_raw(chunk) });
+        }
+    }
+}
+
+// SAFETY: the table owns its arenas, hence every node, and through the nodes their states;
+// sending the table sends those `T`s, hence `T: Send`. The raw pointers (heads, links, arena
+// chunks) are what make the auto impl absent; none of them has a thread affinity.
 unsafe impl<T: Send> Send for SharedTable<T> {}
 
 // SAFETY: what `&SharedTable` lets threads do concurrently:
@@ -87,10 +144,10 @@ unsafe impl<T: Send> Send for SharedTable<T> {}
 // - node links: written before publication (Release CAS), read after an Acquire load that saw
 //   the node (directly or through `next` links, each published the same way), never written
 //   after publication — no data race (see `Node::link`, `push`);
-// - node states: written only by the one saver of the node's owner (`OwnerClaims` makes that
-//   saver unique, and only the owner inserts or finds its own node), read only by `finish` /
-//   `drop`, which own the table. So each `Vec<T>` is used by one thread at a time and moved
-//   between threads, never shared: `T: Send` suffices, `T: Sync` is not needed.
+// - node states and arenas: used only by the one saver of the owner (`OwnerClaims` makes that
+//   saver unique, and only the owner inserts or finds its own node), then by `finish` / `drop`,
+//   which own the table. So each `T` is used by one thread at a time and moved between
+//   threads, never shared: `T: Send` suffices, `T: Sync` is not needed.
 unsafe impl<T: Send> Sync for SharedTable<T> {}
 
 /// The per-owner handle of a [`SharedTable`].
@@ -142,17 +199,19 @@ impl<T> SharedTable<T> {
         }
     }
 
-    /// Unlinks `entry`'s list, frees its nodes, and hands each node's owner and state to `f`.
-    fn drain_entry(&mut self, entry: usize, mut f: impl FnMut(Owner, Vec<T>)) {
+    /// Unlinks `entry`'s list, moves its nodes out of their arenas (the slots are not reused),
+    /// and hands each node's owner and state to `f`.
+    fn drain_entry(&mut self, entry: usize, mut f: impl FnMut(Owner, State<T>)) {
         // `&mut self`: every saver and walker is gone, and whatever ended them (a join, a scope
         // end, an `Arc` unwrap) ordered their writes before this point.
         let mut next = self.heads[entry].swap(ptr::null_mut(), Ordering::Acquire);
         while !next.is_null() {
-            // SAFETY: `next` came from `Box::into_raw` in `Node::alloc` and was published in
-            // exactly this list; the list was just unlinked from its head and the table is held
-            // exclusively, so nothing else can reach the node and it is freed exactly once.
-            let node = unsafe { Box::from_raw(next) };
-            let Node { link, state, .. } = *node;
+            // SAFETY: `next` points to an arena slot written by `Arena::alloc` (the arenas are
+            // freed only after `Drop::drop`) and published in exactly this list, which was just
+            // unlinked from its head while the table is held exclusively: nothing else can reach
+            // the node, and it is moved out exactly once.
+            let node = unsafe { ptr::read(next) };
+            let Node { link, state, .. } = node;
             let link = link.into_inner();
             next = link.next;
             f(link.owner, state.into_inner());
@@ -171,8 +230,9 @@ impl<'t, T> Iterator for Nodes<'t, T> {
 
     fn next(&mut self) -> Option<Self::Item> {
         // SAFETY: `self.next` is null or a published node pointer, read from a head with
-        // Acquire or from the `next` of a node so reached (see `Node::link`); nodes are freed
-        // only by `drain_entry`, which needs `&mut SharedTable`, impossible while `'t` lasts.
+        // Acquire or from the `next` of a node so reached (see `Node::link`); nodes are moved out
+        // only by `drain_entry`, which needs `&mut SharedTable`, impossible while `'t` lasts, and
+        // their arenas are freed only when the table is dropped.
         let node = unsafe { self.next.as_ref()? };
         let link = node.link();
         self.next = link.next;
@@ -191,6 +251,7 @@ impl<T: Send> FuncTable<T> for SharedTable<T> {
             heads: (0..entries)
                 .map(|_| AtomicPtr::new(ptr::null_mut()))
                 .collect(),
+            arenas: (0..owners).map(|_| UnsafeCell::new(Arena::new())).collect(),
             claims: OwnerClaims::new(owners),
         }
     }
@@ -213,7 +274,8 @@ impl<T: Send> FuncTable<T> for SharedTable<T> {
 
 impl<T> Drop for SharedTable<T> {
     fn drop(&mut self) {
-        // After `finish` every head is already null and this frees nothing.
+        // Drops every node (after `finish`, every head is already null); the arenas, dropped
+        // next, then free only memory.
         for entry in 0..self.heads.len() {
             self.drain_entry(entry, |_, _| {});
         }
@@ -234,10 +296,16 @@ impl<T: Send> FuncSaver<T> for SharedSaver<'_, T> {
             Some((_, node)) => node
                 .state
                 .with_mut(|state| unsafe { (*state).push(instance) }),
-            // Only `self` pushes nodes of `self.owner`, so none can have appeared since the
-            // walk: a failed CAS in `push` needs a re-link, never a re-check. `vec!` allocates
-            // room for exactly one instance, the common case.
-            None => SharedTable::push(head, Node::alloc(self.owner, first, vec![instance]), first),
+            None => {
+                let node = Node::new(self.owner, first, instance);
+                // SAFETY: `arenas[owner]` is used only by `owner`'s saver, which is `self`
+                // (`OwnerClaims`), and by `drop`, which cannot run while `self` borrows the table.
+                let node = table.arenas[self.owner as usize]
+                    .with_mut(|arena| unsafe { (*arena).alloc(node) });
+                // Only `self` pushes nodes of `self.owner`, so none can have appeared since the
+                // walk: a failed CAS in `push` needs a re-link, never a re-check.
+                SharedTable::push(head, node, first);
+            }
         }
     }
 }
@@ -278,19 +346,38 @@ pub(super) fn check_entry(entry: u32, entries: usize) {
     );
 }
 
-/// One entry's per-owner states: `(owner, its instances in save order)`, distinct owners.
-pub(super) type OwnerStates<T> = Vec<(Owner, Vec<T>)>;
+/// One owner's instances of one entry, in save order. The first is kept inline: most
+/// (entry, owner) pairs get a single instance, which then costs no allocation of its own.
+pub(super) struct State<T> {
+    first: T,
+    more: Vec<T>,
+}
+
+impl<T> State<T> {
+    pub(super) fn new(first: T) -> Self {
+        State {
+            first,
+            more: Vec::new(),
+        }
+    }
+
+    pub(super) fn push(&mut self, instance: T) {
+        self.more.push(instance);
+    }
+}
+
+/// One entry's per-owner states: `(owner, its state)`, distinct owners.
+pub(super) type OwnerStates<T> = Vec<(Owner, State<T>)>;
 
 /// One entry's instances from its per-owner states (in any order): owners ascending, each
 /// owner's instances in save order. Empties `states` for reuse.
 pub(super) fn concat_by_owner<T>(states: &mut OwnerStates<T>) -> Vec<T> {
-    if states.len() <= 1 {
-        return states.pop().map(|(_, state)| state).unwrap_or_default();
-    }
     states.sort_unstable_by_key(|&(owner, _)| owner);
-    let mut out = Vec::with_capacity(states.iter().map(|(_, state)| state.len()).sum());
-    for (_, state) in states.drain(..) {
-        out.extend(state);
+    let len = states.iter().map(|(_, state)| 1 + state.more.len()).sum();
+    let mut out = Vec::with_capacity(len);
+    for (_, State { first, more }) in states.drain(..) {
+        out.push(first);
+        out.extend(more);
     }
     out
 }
@@ -477,11 +564,41 @@ mod tests {
 
     #[test]
     fn concat_by_owner_orders_and_empties() {
-        let mut states = vec![(3, vec![30, 31]), (0, vec![0]), (1, vec![])];
-        assert_eq!(concat_by_owner(&mut states), [0, 30, 31]);
+        let mut three = State::new(30);
+        three.push(31);
+        three.push(32);
+        let mut states = vec![(3, three), (0, State::new(0)), (1, State::new(10))];
+        assert_eq!(concat_by_owner(&mut states), [0, 10, 30, 31, 32]);
         assert!(states.is_empty());
         assert_eq!(concat_by_owner::<u8>(&mut states), []);
-        states.push((7, vec![70]));
+        states.push((7, State::new(70)));
         assert_eq!(concat_by_owner(&mut states), [70]);
+    }
+
+    #[test]
+    fn arena_chunks_grow_and_slots_stay_put() {
+        let table = SharedTable::new(3000, 1);
+        let mut saver = table.saver(0);
+        for entry in 0..3000 {
+            saver.save(entry, entry);
+        }
+        for entry in (0..3000).step_by(7) {
+            saver.save(entry, entry + 10_000);
+        }
+        drop(saver);
+        // SAFETY: no saver is left, so nothing else uses the arena.
+        let chunks = table.arenas[0].with(|arena| unsafe { (*arena).chunks.len() });
+        assert_eq!(
+            chunks, 9,
+            "8 + 16 + … + 1024 + 1024 + 1024 slots for 3000 nodes"
+        );
+        let out = table.finish();
+        for (entry, instances) in (0..).zip(&out) {
+            let mut want = vec![entry];
+            if entry % 7 == 0 {
+                want.push(entry + 10_000);
+            }
+            assert_eq!(*instances, want);
+        }
     }
 }
