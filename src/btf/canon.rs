@@ -961,7 +961,7 @@ pub fn diff(a: &Btf, b: &Btf, opts: &DiffOptions) -> DiffReport {
         set: opts.set,
         categories,
         labels: ["A".into(), "B".into()],
-        kind_counts: [super::dump::kind_counts(a), super::dump::kind_counts(b)],
+        kind_counts: [a.kind_counts(), b.kind_counts()],
         item_counts: [item_counts(a), item_counts(b)],
         distinct_differences: distinct,
         differing_per_category: per_cat,

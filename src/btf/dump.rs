@@ -60,16 +60,6 @@ fn func_linkage(l: u32) -> &'static str {
     }
 }
 
-/// Per-kind counts of the own types, indexed by kind number; records of a kind number the kernel
-/// does not know count at index 0 (unlike [`Btf::kind_counts`], never out of bounds).
-pub fn kind_counts(btf: &Btf) -> [usize; 20] {
-    let mut counts = [0usize; 20];
-    for t in btf.own_types() {
-        counts[t.kind().map_or(0, |k| k as usize)] += 1;
-    }
-    counts
-}
-
 /// Writes the summary and the listing of `btf`'s own types to `out`.
 pub fn dump(btf: &Btf, out: &mut impl Write) -> io::Result<()> {
     let own = btf.own_len();
@@ -96,7 +86,7 @@ pub fn dump(btf: &Btf, out: &mut impl Write) -> io::Result<()> {
             base.str_end()
         )?;
     }
-    let counts = kind_counts(btf);
+    let counts = btf.kind_counts();
     if counts[0] != 0 {
         writeln!(out, "#   {:<12} {}", "UNKNOWN", counts[0])?;
     }

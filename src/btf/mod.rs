@@ -476,11 +476,12 @@ impl Btf {
         )
     }
 
-    /// Per-kind counts of the own types, indexed by kind number.
+    /// Per-kind counts of the own types, indexed by kind number; records of a kind the kernel
+    /// does not know count at index 0.
     pub fn kind_counts(&self) -> [usize; 20] {
         let mut counts = [0usize; 20];
         for t in self.own_types() {
-            counts[kinds::info_kind(t.info()) as usize] += 1;
+            counts[t.kind().map_or(0, |k| k as usize)] += 1;
         }
         counts
     }

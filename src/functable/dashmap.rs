@@ -4,7 +4,7 @@
 use dashmap::DashMap;
 use rustc_hash::FxBuildHasher;
 
-use super::shared::{check_entry, concat_by_owner, OwnerClaims, OwnerStates, State};
+use super::shared::{check_entry, empty_entries, OwnerClaims, State};
 use super::{FuncSaver, FuncTable, Owner};
 
 /// Entry → `(owner, that owner's state)` slots, behind `dashmap`'s sharded locks.
@@ -19,6 +19,9 @@ pub struct DashmapSaver<'t, T> {
     table: &'t DashmapTable<T>,
     owner: Owner,
 }
+
+/// One entry's per-owner states: `(owner, its state)`, distinct owners, in first-save order.
+type OwnerStates<T> = Vec<(Owner, State<T>)>;
 
 /// A value reachable only through `&mut` (like the unstable `std::sync::Exclusive`), so that the
 /// map is `Sync` for `T: Send` alone: `DashMap` would otherwise want `T: Sync`, for the shared
@@ -49,9 +52,9 @@ impl<T: Send> FuncTable<T> for DashmapTable<T> {
     }
 
     fn finish(self) -> Vec<Vec<T>> {
-        let mut out: Vec<Vec<T>> = (0..self.entries).map(|_| Vec::new()).collect();
-        for (entry, Exclusive(mut states)) in self.map {
-            out[entry as usize] = concat_by_owner(&mut states);
+        let mut out = empty_entries(self.entries);
+        for (entry, Exclusive(states)) in self.map {
+            out[entry as usize] = concat_by_owner(states);
         }
         out
     }
@@ -69,6 +72,17 @@ impl<T: Send> FuncSaver<T> for DashmapSaver<'_, T> {
     }
 }
 
+/// One entry's instances from its per-owner states: owners ascending, each owner's instances
+/// in save order.
+fn concat_by_owner<T>(mut states: OwnerStates<T>) -> Vec<T> {
+    states.sort_unstable_by_key(|&(owner, _)| owner);
+    let mut out = Vec::with_capacity(states.iter().map(|(_, state)| state.len()).sum());
+    for (_, state) in states {
+        state.append_to(&mut out);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::shared::contract::{self, Inst};
@@ -77,6 +91,16 @@ mod tests {
     #[test]
     fn contract() {
         contract::check::<DashmapTable<Inst>>();
+    }
+
+    #[test]
+    fn concat_by_owner_orders_owners() {
+        let mut three = State::new(30);
+        three.push(31);
+        three.push(32);
+        let states = vec![(3, three), (0, State::new(0)), (1, State::new(10))];
+        assert_eq!(concat_by_owner(states), [0, 10, 30, 31, 32]);
+        assert_eq!(concat_by_owner::<u8>(Vec::new()), []);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use super::shared::{check_entry, OwnerClaims};
+use super::shared::{check_entry, empty_entries, OwnerClaims};
 use super::{FuncSaver, FuncTable, Owner};
 
 /// One owner's saves, in order: `(entry, instance)`.
@@ -50,7 +50,7 @@ impl<T: Send> FuncTable<T> for SaveMergeTable<T> {
     }
 
     fn finish(self) -> Vec<Vec<T>> {
-        let mut out: Vec<Vec<T>> = (0..self.entries).map(|_| Vec::new()).collect();
+        let mut out = empty_entries(self.entries);
         // Owners ascending, each owner's saves in order: the grouping is stable by construction.
         for saved in self.saved {
             for (entry, instance) in saved.into_inner().unwrap_or_else(PoisonError::into_inner) {

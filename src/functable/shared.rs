@@ -5,7 +5,8 @@
 //! compare-and-swap, then appends to that node's state, which nobody else touches until
 //! [`FuncTable::finish`]. Nodes live in their owner's arena and are never removed before the
 //! table is finished or dropped, so there is no ABA and no reclamation problem: a pointer read
-//! from a list stays valid for as long as the table is borrowed.
+//! from a list stays valid for as long as the table is borrowed. The lists serve lookups only:
+//! `finish` and `drop` go through the arenas, owner by owner, in allocation order.
 //!
 //! Atomics and cells come from [`crate::sync`] only, so `loom-tests/` model-checks this very
 //! code. Under `--cfg loom`, and only there, [`BROKEN_PUSH`] turns the push into a racy
@@ -29,8 +30,8 @@ pub static BROKEN_PUSH: AtomicBool = AtomicBool::new(false);
 pub struct SharedTable<T> {
     /// `heads[entry]`: the most recently pushed node of the entry, or null.
     heads: Box<[AtomicPtr<Node<T>>]>,
-    /// `arenas[owner]`: the memory of `owner`'s nodes; used only by `owner`'s saver, then freed
-    /// when the table is dropped (after `Drop::drop` has dropped the nodes through the lists).
+    /// `arenas[owner]`: `owner`'s nodes, which it owns; used only by `owner`'s saver until the
+    /// table is finished or dropped.
     arenas: Box<[UnsafeCell<Arena<T>>]>,
     claims: OwnerClaims,
 }
@@ -40,8 +41,7 @@ struct Node<T> {
     /// Written only before the node is published (in `Node::new` and `push`), read-only
     /// afterwards. In a cell so that loom checks every read against that publication.
     link: UnsafeCell<Link<T>>,
-    /// Pushed to only by the owner's saver, moved out only by `drain_entry` (which holds the
-    /// table exclusively).
+    /// Pushed to only by the owner's saver, moved out only by the owner's arena.
     state: UnsafeCell<State<T>>,
     /// Under loom, reports a node that was never dropped; nothing outside loom.
     _leak_check: Track<()>,
@@ -49,8 +49,9 @@ struct Node<T> {
 
 /// The immutable part of a published node.
 struct Link<T> {
-    owner: Owner,
     next: *mut Node<T>,
+    owner: Owner,
+    entry: u32,
 }
 
 // Manual impls: a derive would demand `T: Copy`, but a `Link` only holds a pointer to `T`s.
@@ -62,32 +63,33 @@ impl<T> Clone for Link<T> {
 impl<T> Copy for Link<T> {}
 
 impl<T> Node<T> {
-    /// A node for `owner`'s first instance of an entry, to be pushed before `next`.
-    fn new(owner: Owner, next: *mut Node<T>, first: T) -> Self {
+    /// A node for `owner`'s first instance of `entry`, to be pushed before `next`.
+    fn new(owner: Owner, entry: u32, next: *mut Node<T>, first: T) -> Self {
         Node {
-            link: UnsafeCell::new(Link { owner, next }),
+            link: UnsafeCell::new(Link { next, owner, entry }),
             state: UnsafeCell::new(State::new(first)),
             _leak_check: Track::new(()),
         }
     }
 
-    /// The node's owner and successor.
+    /// The node's owner, entry and successor.
     fn link(&self) -> Link<T> {
         // SAFETY: `link` is written only while the node is unpublished, by the one thread that
-        // created it (`Node::new`, `push`); `self` is reachable here only through a
-        // published pointer read with Acquire (a head load or the `next` of a node so read),
-        // which orders those writes before this read, and no write happens after publication.
+        // created it (`Node::new`, `push`); `self` is reachable here only through a published
+        // pointer read with Acquire (a head load or the `next` of a node so read), which orders
+        // those writes before this read. No write follows publication.
         self.link.with(|link| unsafe { *link })
     }
 }
 
-/// Where one owner's nodes live: chunks of node slots that never move and are freed only when
-/// the table is dropped. Allocating a node is a write into the current chunk, not a `malloc`.
+/// Where one owner's nodes live, and their owner: chunks of node slots that never move and are
+/// freed only with the arena. Allocating a node is a write into the current chunk, not a
+/// `malloc`.
 struct Arena<T> {
     /// Each chunk's first slot and its length in slots (from `Box::into_raw`). Raw pointers,
     /// not `Box`es: pointers to published nodes must never be invalidated by a reborrow.
     chunks: Vec<(*mut Node<T>, usize)>,
-    /// Slots written in the last chunk.
+    /// Slots written in the last chunk; all slots of the earlier chunks are written.
     used: usize,
 }
 
@@ -99,7 +101,7 @@ impl<T> Arena<T> {
         }
     }
 
-    /// Moves `node` into a fresh slot and returns its address, fixed until the arena is dropped.
+    /// Moves `node` into a fresh slot and returns its address, fixed until the arena is emptied.
     fn alloc(&mut self, node: Node<T>) -> *mut Node<T> {
         let base = match self.chunks.last() {
             Some(&(base, len)) if self.used < len => base,
@@ -112,25 +114,43 @@ impl<T> Arena<T> {
                 base
             }
         };
-        // SAFETY: `used < len` of the last chunk, so the slot lies inside that live allocation
-        // and has not been written yet (slots are handed out once, in order).
+        // SAFETY: `used < len` of the last chunk, so the slot lies inside that live allocation.
         let slot = unsafe { base.add(self.used) };
-        // SAFETY: as above; the slot is suitably aligned, being an element of a `[Node<T>]`.
+        // SAFETY: the slot is inside the allocation, aligned (an element of a `[Node<T>]`), and
+        // not written yet (slots are handed out once, in order): nothing is overwritten.
         unsafe { slot.write(node) };
         self.used += 1;
         slot
+    }
+
+    /// Moves every node out, in allocation order, hands it to `f`, and frees the chunks. The
+    /// caller must hold the table exclusively: the lists still point into the freed chunks, so
+    /// nobody may walk them afterwards.
+    fn drain(&mut self, mut f: impl FnMut(Node<T>)) {
+        let last = self.chunks.len().saturating_sub(1);
+        for (i, (base, len)) in std::mem::take(&mut self.chunks).into_iter().enumerate() {
+            let written = if i == last { self.used } else { len };
+            for slot in 0..written {
+                // SAFETY: slot `slot < written` of this chunk was written by `alloc` and not
+                // moved out since (chunks are taken out of the arena as they are drained), and
+                // the caller excludes every other access to it.
+                f(unsafe { ptr::read(base.add(slot)) });
+            }
+            let chunk = ptr::slice_from_raw_parts_mut(base.cast::<MaybeUninit<Node<T>>>(), len);
+            // SAFETY: `(base, len)` is the pointer and length of a `Box<[MaybeUninit<Node<T>>]>`
+            // turned into a raw pointer in `alloc`, taken out of `self.chunks` above, so freed
+            // once. Its nodes have all been moved out, and `MaybeUninit` drops nothing anyway.
+            drop(unsafe { Box::from_raw(chunk) });
+        }
+        self.used = 0;
     }
 }
 
 impl<T> Drop for Arena<T> {
     fn drop(&mut self) {
-        for &(base, len) in &self.chunks {
-            let chunk = ptr::slice_from_raw_parts_mut(base.cast::<MaybeUninit<Node<T>>>(), len);
-            // SAFETY: `(base, len)` is the pointer and length of a `Box<[MaybeUninit<Node<T>>]>`
-            // turned into a raw pointer in `alloc`, and is freed only here. Freeing it drops no
-            // node: `SharedTable::drop` already moved or dropped every node through the lists.
-            drop(unsafe { Box::from_raw(chunk) });
-        }
+        // Only with the table (`drop` of `SharedTable` or the end of `finish`), which is then
+        // held exclusively; after `finish` the arena is empty already.
+        self.drain(drop);
     }
 }
 
@@ -194,27 +214,8 @@ impl<T> SharedTable<T> {
         {
             expected = current;
             // SAFETY: the CAS failed, so `node` is still unpublished: this thread, which
-            // allocated it, is the only one that can reach it.
+            // created it, is the only one that can reach it.
             unsafe { (*node).link.with_mut(|link| (*link).next = expected) };
-        }
-    }
-
-    /// Unlinks `entry`'s list, moves its nodes out of their arenas (the slots are not reused),
-    /// and hands each node's owner and state to `f`.
-    fn drain_entry(&mut self, entry: usize, mut f: impl FnMut(Owner, State<T>)) {
-        // `&mut self`: every saver and walker is gone, and whatever ended them (a join, a scope
-        // end, an `Arc` unwrap) ordered their writes before this point.
-        let mut next = self.heads[entry].swap(ptr::null_mut(), Ordering::Acquire);
-        while !next.is_null() {
-            // SAFETY: `next` points to an arena slot written by `Arena::alloc` (the arenas are
-            // freed only after `Drop::drop`) and published in exactly this list, which was just
-            // unlinked from its head while the table is held exclusively: nothing else can reach
-            // the node, and it is moved out exactly once.
-            let node = unsafe { ptr::read(next) };
-            let Node { link, state, .. } = node;
-            let link = link.into_inner();
-            next = link.next;
-            f(link.owner, state.into_inner());
         }
     }
 }
@@ -230,9 +231,9 @@ impl<'t, T> Iterator for Nodes<'t, T> {
 
     fn next(&mut self) -> Option<Self::Item> {
         // SAFETY: `self.next` is null or a published node pointer, read from a head with
-        // Acquire or from the `next` of a node so reached (see `Node::link`); nodes are moved out
-        // only by `drain_entry`, which needs `&mut SharedTable`, impossible while `'t` lasts, and
-        // their arenas are freed only when the table is dropped.
+        // Acquire or from the `next` of a node so reached (see `Node::link`); nodes are moved
+        // out and their memory freed only by `Arena::drain`, which runs only once the table is
+        // held exclusively (`finish`, `drop`), impossible while `'t` lasts.
         let node = unsafe { self.next.as_ref()? };
         let link = node.link();
         self.next = link.next;
@@ -261,24 +262,23 @@ impl<T: Send> FuncTable<T> for SharedTable<T> {
         SharedSaver { table: self, owner }
     }
 
-    fn finish(mut self) -> Vec<Vec<T>> {
-        let mut states = Vec::new();
-        (0..self.heads.len())
-            .map(|entry| {
-                self.drain_entry(entry, |owner, state| states.push((owner, state)));
-                concat_by_owner(&mut states)
-            })
-            .collect()
-    }
-}
-
-impl<T> Drop for SharedTable<T> {
-    fn drop(&mut self) {
-        // Drops every node (after `finish`, every head is already null); the arenas, dropped
-        // next, then free only memory.
-        for entry in 0..self.heads.len() {
-            self.drain_entry(entry, |_, _| {});
+    fn finish(self) -> Vec<Vec<T>> {
+        // `self` by value: every saver and walker is gone, and whatever ended them (a join, a
+        // scope end, an `Arc` unwrap) ordered their writes before this point. Owners ascending,
+        // each with at most one node per entry, each node's instances in save order: appending
+        // in this order is the contract's order, with no sorting and no list walking.
+        let mut out = empty_entries(self.heads.len());
+        for arena in self.arenas.iter() {
+            // SAFETY: the table is held exclusively (see above), so this is the only access to
+            // the arena, and nobody walks the lists after `drain` has freed the nodes.
+            arena.with_mut(|arena| unsafe {
+                (*arena).drain(|Node { link, state, .. }| {
+                    let entry = link.into_inner().entry as usize;
+                    state.into_inner().append_to(&mut out[entry]);
+                })
+            });
         }
+        out
     }
 }
 
@@ -297,9 +297,10 @@ impl<T: Send> FuncSaver<T> for SharedSaver<'_, T> {
                 .state
                 .with_mut(|state| unsafe { (*state).push(instance) }),
             None => {
-                let node = Node::new(self.owner, first, instance);
+                let node = Node::new(self.owner, entry, first, instance);
                 // SAFETY: `arenas[owner]` is used only by `owner`'s saver, which is `self`
-                // (`OwnerClaims`), and by `drop`, which cannot run while `self` borrows the table.
+                // (`OwnerClaims`), and by `finish`/`drop`, which cannot run while `self` borrows
+                // the table.
                 let node = table.arenas[self.owner as usize]
                     .with_mut(|arena| unsafe { (*arena).alloc(node) });
                 // Only `self` pushes nodes of `self.owner`, so none can have appeared since the
@@ -364,22 +365,21 @@ impl<T> State<T> {
     pub(super) fn push(&mut self, instance: T) {
         self.more.push(instance);
     }
+
+    pub(super) fn len(&self) -> usize {
+        1 + self.more.len()
+    }
+
+    /// Appends the instances, in save order, to `out`.
+    pub(super) fn append_to(self, out: &mut Vec<T>) {
+        out.push(self.first);
+        out.extend(self.more);
+    }
 }
 
-/// One entry's per-owner states: `(owner, its state)`, distinct owners.
-pub(super) type OwnerStates<T> = Vec<(Owner, State<T>)>;
-
-/// One entry's instances from its per-owner states (in any order): owners ascending, each
-/// owner's instances in save order. Empties `states` for reuse.
-pub(super) fn concat_by_owner<T>(states: &mut OwnerStates<T>) -> Vec<T> {
-    states.sort_unstable_by_key(|&(owner, _)| owner);
-    let len = states.iter().map(|(_, state)| 1 + state.more.len()).sum();
-    let mut out = Vec::with_capacity(len);
-    for (_, State { first, more }) in states.drain(..) {
-        out.push(first);
-        out.extend(more);
-    }
-    out
+/// Every entry's (so far empty) list of instances.
+pub(super) fn empty_entries<T>(entries: usize) -> Vec<Vec<T>> {
+    (0..entries).map(|_| Vec::new()).collect()
 }
 
 /// The contract tests every design runs, and the cross-design property test.
@@ -563,29 +563,17 @@ mod tests {
     }
 
     #[test]
-    fn concat_by_owner_orders_and_empties() {
-        let mut three = State::new(30);
-        three.push(31);
-        three.push(32);
-        let mut states = vec![(3, three), (0, State::new(0)), (1, State::new(10))];
-        assert_eq!(concat_by_owner(&mut states), [0, 10, 30, 31, 32]);
-        assert!(states.is_empty());
-        assert_eq!(concat_by_owner::<u8>(&mut states), []);
-        states.push((7, State::new(70)));
-        assert_eq!(concat_by_owner(&mut states), [70]);
-    }
-
-    #[test]
     fn arena_chunks_grow_and_slots_stay_put() {
         let table = SharedTable::new(3000, 1);
-        let mut saver = table.saver(0);
-        for entry in 0..3000 {
-            saver.save(entry, entry);
+        {
+            let mut saver = table.saver(0);
+            for entry in 0..3000 {
+                saver.save(entry, entry);
+            }
+            for entry in (0..3000).step_by(7) {
+                saver.save(entry, entry + 10_000);
+            }
         }
-        for entry in (0..3000).step_by(7) {
-            saver.save(entry, entry + 10_000);
-        }
-        drop(saver);
         // SAFETY: no saver is left, so nothing else uses the arena.
         let chunks = table.arenas[0].with(|arena| unsafe { (*arena).chunks.len() });
         assert_eq!(
