@@ -280,7 +280,10 @@ fn run_encode(args: EncodeArgs) -> Result<ExitCode> {
             .iter()
             .map(|(name, secs, mib)| format!("{name} {secs:.2}s {mib} MiB"))
             .collect();
-        eprintln!("dwarf2btf: phases (end time, resident): {}", phases.join(", "));
+        eprintln!(
+            "dwarf2btf: phases (end time, resident): {}",
+            phases.join(", ")
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -150,9 +150,7 @@ pub fn encode(
     ctx.index_cu = ctx.find_index_cu()?;
     let t0 = Instant::now();
     let run = match config.func_table {
-        Design::Shared => {
-            encode_with::<functable::shared::SharedTable<FuncInstance>>(&ctx, config)
-        }
+        Design::Shared => encode_with::<functable::shared::SharedTable<FuncInstance>>(&ctx, config),
         Design::Dashmap => {
             encode_with::<functable::dashmap::DashmapTable<FuncInstance>>(&ctx, config)
         }

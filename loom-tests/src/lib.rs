@@ -16,10 +16,10 @@ pub type Inst = (Owner, u32);
 pub type Plan = &'static [&'static [u32]];
 
 /// Model-checks `model` under every interleaving loom explores with preemption bound 3 (which
-/// keeps the suite to seconds), and returns how many executions that took; panics, like loom,
-/// on the first failing one. Asserts that there was more than one: a model that cannot
-/// interleave proves nothing.
-pub fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) -> usize {
+/// keeps the suite to seconds), and prints how many executions that took; panics, like loom, on
+/// the first failing one. Asserts that there was more than one: a model that cannot interleave
+/// proves nothing.
+pub fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
     let executions = std::sync::Arc::new(AtomicUsize::new(0));
     let counter = std::sync::Arc::clone(&executions);
     let mut builder = loom::model::Builder::new();
@@ -31,7 +31,6 @@ pub fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) -> usize {
     let executions = executions.load(Ordering::Relaxed);
     eprintln!("loom model {name}: {executions} executions");
     assert!(executions > 1, "model {name} has a single interleaving");
-    executions
 }
 
 /// Starts one thread per owner of `plan`, each saving its entries through its own saver.

@@ -25,7 +25,7 @@ fn loom_catches_the_lost_node() {
     panic::set_hook(quiet);
     BROKEN_PUSH.store(false, Ordering::Relaxed);
     let message = match result {
-        Ok(_) => panic!("loom explored every interleaving and found no lost node"),
+        Ok(()) => panic!("loom explored every interleaving and found no lost node"),
         Err(payload) => payload
             .downcast_ref::<String>()
             .cloned()

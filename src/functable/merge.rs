@@ -150,12 +150,7 @@ impl<W: Write> FinalPass<'_, W> {
     }
 
     /// pahole's `funcs__match`, logging the mismatch under `-V` as pahole does.
-    fn funcs_match(
-        &mut self,
-        elf: &ElfFunction<'_>,
-        a: &FuncInstance,
-        b: &FuncInstance,
-    ) -> bool {
+    fn funcs_match(&mut self, elf: &ElfFunction<'_>, a: &FuncInstance, b: &FuncInstance) -> bool {
         if a.params.len() != b.params.len() {
             self.log(
                 elf,
@@ -173,7 +168,10 @@ impl<W: Write> FinalPass<'_, W> {
         }
         for (i, (pa, pb)) in a.params.iter().zip(b.params.iter()).enumerate() {
             if !types_match(self.btf, pa.1, pb.1) {
-                let (na, nb) = (String::from_utf8_lossy(&pa.0), String::from_utf8_lossy(&pb.0));
+                let (na, nb) = (
+                    String::from_utf8_lossy(&pa.0),
+                    String::from_utf8_lossy(&pb.0),
+                );
                 self.log(
                     elf,
                     format_args!("param type mismatch for param#{} {na} != {nb}", i + 1),
@@ -195,11 +193,7 @@ fn skip_optimized_parms(s: &FuncInstance, features: &Features) -> bool {
 /// `btf_encoder__select_canonical_state`: the first instance at one of the function's ELF
 /// addresses that is not skipped for optimized parameters, else the first at an ELF address,
 /// else the first.
-fn select_canonical(
-    elf: &ElfFunction<'_>,
-    group: &[FuncInstance],
-    features: &Features,
-) -> usize {
+fn select_canonical(elf: &ElfFunction<'_>, group: &[FuncInstance], features: &Features) -> usize {
     let mut first = None;
     for (i, s) in group.iter().enumerate() {
         for sym in &elf.syms {

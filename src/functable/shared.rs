@@ -123,10 +123,13 @@ impl<T> Arena<T> {
         slot
     }
 
-    /// Moves every node out, in allocation order, hands it to `f`, and frees the chunks. The
-    /// caller must hold the table exclusively: the lists still point into the freed chunks, so
-    /// nobody may walk them afterwards.
-    fn drain(&mut self, mut f: impl FnMut(Node<T>)) {
+    /// Moves every node out, in allocation order, hands it to `f`, and frees the chunks.
+    ///
+    /// # Safety
+    ///
+    /// The lists still point into the freed chunks: nobody may walk them afterwards, so the
+    /// caller must hold the table exclusively (or be dropping it).
+    unsafe fn drain(&mut self, mut f: impl FnMut(Node<T>)) {
         let last = self.chunks.len().saturating_sub(1);
         for (i, (base, len)) in std::mem::take(&mut self.chunks).into_iter().enumerate() {
             let written = if i == last { self.used } else { len };
@@ -148,9 +151,9 @@ impl<T> Arena<T> {
 
 impl<T> Drop for Arena<T> {
     fn drop(&mut self) {
-        // Only with the table (`drop` of `SharedTable` or the end of `finish`), which is then
-        // held exclusively; after `finish` the arena is empty already.
-        self.drain(drop);
+        // SAFETY: an arena is dropped only with its table (a plain drop, or the end of
+        // `finish`, after which the arena is empty already): nobody can walk the lists again.
+        unsafe { self.drain(drop) };
     }
 }
 
@@ -269,8 +272,8 @@ impl<T: Send> FuncTable<T> for SharedTable<T> {
         // in this order is the contract's order, with no sorting and no list walking.
         let mut out = empty_entries(self.heads.len());
         for arena in self.arenas.iter() {
-            // SAFETY: the table is held exclusively (see above), so this is the only access to
-            // the arena, and nobody walks the lists after `drain` has freed the nodes.
+            // SAFETY: the table is held exclusively (see above): this is the only access to the
+            // arena, and nobody can walk the lists after `drain` has freed the nodes.
             arena.with_mut(|arena| unsafe {
                 (*arena).drain(|Node { link, state, .. }| {
                     let entry = link.into_inner().entry as usize;
