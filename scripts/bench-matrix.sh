@@ -23,17 +23,28 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
 FEATURES=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs
-if "$PAHOLE" --help 2>&1 | grep -q -- --btf_features; then
-  PAHOLE_FLAGS=(--btf_features=$FEATURES --lang_exclude=rust)
+# The kernel's flags for this pahole version (scripts/Makefile.btf): --btf_features from 1.26,
+# --skip_encoding_btf_inconsistent_proto --btf_gen_optimized from 1.25, floats from 1.21.
+HELP=$("$PAHOLE" --help 2>&1 || true)
+PAHOLE_FLAGS=(--lang_exclude=rust)
+if grep -q -- --btf_features <<< "$HELP"; then
+  PAHOLE_FLAGS+=(--btf_features=$FEATURES)
 else
-  PAHOLE_FLAGS=(--btf_gen_floats --skip_encoding_btf_inconsistent_proto --btf_gen_optimized --lang_exclude=rust)
+  PAHOLE_FLAGS+=(--btf_gen_floats)
+  if grep -q -- --skip_encoding_btf_inconsistent_proto <<< "$HELP"; then
+    PAHOLE_FLAGS+=(--skip_encoding_btf_inconsistent_proto --btf_gen_optimized)
+  fi
 fi
 
 # measure CMD...: prints "wall cpu rss_kib" (median of RUNS by wall time)
 measure() {
   local i
   for i in $(seq "$RUNS"); do
-    /usr/bin/time -f "%e %U %S %M" -o "$OUT/t" "$@" > /dev/null 2>&1
+    if ! /usr/bin/time -f "%e %U %S %M" -o "$OUT/t" "$@" > "$OUT/log" 2>&1; then
+      echo "failed: $* (see below)" >&2
+      cat "$OUT/log" >&2
+      exit 1
+    fi
     awk '{printf "%.2f %.2f %d\n", $1, $2 + $3, $4}' "$OUT/t"
   done | sort -n | awk -v n="$RUNS" 'NR == int((n + 1) / 2)'
 }

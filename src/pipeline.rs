@@ -221,7 +221,10 @@ fn encode_with<'a, T: FuncTable<FuncInstance>>(
     let table = T::new(ctx.funcs.len(), jobs);
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let window = Window::new(2 * jobs + 2);
+    // Batches in flight beyond what the CPUs can run add memory, not speed: workers past
+    // 2×CPUs+2 batches ahead of the merge wait (RSS stays flat from -j2 to -j64).
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let window = Window::new(2 * jobs.min(cpus) + 2);
     let (tx, rx) = mpsc::channel::<(usize, Result<Chunk>)>();
     let mut merged = Merged {
         btf: {
