@@ -91,9 +91,16 @@ pub fn parse(data: &[u8], base: Option<Arc<Btf>>) -> Result<Btf> {
     let body = &data[h.hdr_len as usize..];
     let tsec = &body[h.type_off as usize..(h.type_off + h.type_len) as usize];
     let ssec = &body[h.str_off as usize..(h.str_off + h.str_len) as usize];
-    let words: Vec<u32> = (0..tsec.len() / 4)
-        .map(|i| u32_at(tsec, i * 4, h.endian))
-        .collect();
+    let words: Vec<u32> = match h.endian {
+        Endian::Little => tsec
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        Endian::Big => tsec
+            .chunks_exact(4)
+            .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    };
     let offs = record_offsets(&words)?;
     Ok(Btf::from_parts(
         base,
