@@ -11,4 +11,4 @@ export DWARF2BTF_VMLINUX DWARF2BTF_REQUIRE_KERNEL=1
 
 cargo test --release --workspace
 # loom models of the lock-free function table (own target dir: --cfg loom rebuilds everything)
-RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p loom-tests
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p loom-tests --tests
