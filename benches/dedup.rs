@@ -10,7 +10,7 @@ mod libbpf_oracle;
 
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use dwarf2btf::btf::{read, write};
 use dwarf2btf::dedup::{dedup, DedupOptions};
 
@@ -45,6 +45,41 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("libbpf", |b| {
         b.iter(|| libbpf_oracle::dedup_bytes(&data, None, false).expect("libbpf dedup"))
+    });
+    g.finish();
+
+    // As inside an encoder (pahole, dwarf2btf): the BTF was built with the add API, its
+    // strings are already unique, so only the dedup call is timed (setup excluded).
+    let mut g = c.benchmark_group(format!("dedup-built/{name}"));
+    g.sample_size(10).measurement_time(Duration::from_secs(30));
+    g.bench_function("dwarf2btf", |b| {
+        b.iter_batched(
+            || {
+                let mut btf = read::parse(&data, None).expect("input parses");
+                btf.strs_deduped = true;
+                btf
+            },
+            |mut btf| {
+                dedup(&mut btf, &DedupOptions::default()).expect("dedup");
+                btf
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("libbpf", |b| {
+        b.iter_batched(
+            || {
+                let src = libbpf_oracle::LibBtf::parse(&data, None).expect("libbpf parse");
+                let mut built = libbpf_oracle::LibBtf::empty(None);
+                built.add_btf(&src).expect("btf__add_btf");
+                built
+            },
+            |mut built| {
+                built.dedup(false).expect("libbpf dedup");
+                built
+            },
+            BatchSize::LargeInput,
+        )
     });
     g.finish();
 }
