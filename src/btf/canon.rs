@@ -490,6 +490,19 @@ impl<'a> Canon<'a> {
     }
 
     /// Writes the reference to `id`; inline types must already be cached.
+    /// `func NAME LINKAGE TYPE` / `var NAME LINKAGE TYPE` (`name` with its leading space).
+    fn write_linked(&self, what: &str, name: &str, linkage: u32, ty: u32, out: &mut Sink) {
+        let _ = write!(out, "{what}{name} ");
+        match linkage_name(linkage) {
+            Some(l) => out.push(l),
+            None => {
+                let _ = write!(out, "linkage={linkage}");
+            }
+        }
+        out.push(" ");
+        self.write_ref(ty, out);
+    }
+
     fn write_ref(&self, id: u32, out: &mut Sink) {
         if id == 0 {
             out.push("void");
@@ -549,17 +562,18 @@ impl<'a> Canon<'a> {
             Name::Anon => String::new(),
             Name::Named(n) => format!(" {n}"),
         };
+        let sp_or_anon = if sp_name.is_empty() {
+            " (anon)"
+        } else {
+            &sp_name
+        };
         match kind {
             Kind::Int => {
                 let enc = t.int_encoding();
                 let _ = write!(
                     out,
                     "INT{} size={} bits={} offset={} enc=",
-                    if sp_name.is_empty() {
-                        " (anon)"
-                    } else {
-                        &sp_name
-                    },
+                    sp_or_anon,
                     t.size_or_type(),
                     t.int_bits(),
                     t.int_offset()
@@ -585,16 +599,7 @@ impl<'a> Canon<'a> {
                 }
             }
             Kind::Float => {
-                let _ = write!(
-                    out,
-                    "FLOAT{} size={}",
-                    if sp_name.is_empty() {
-                        " (anon)"
-                    } else {
-                        &sp_name
-                    },
-                    t.size_or_type()
-                );
+                let _ = write!(out, "FLOAT{} size={}", sp_or_anon, t.size_or_type());
             }
             Kind::Ptr | Kind::Const | Kind::Volatile | Kind::Restrict => {
                 let kw = match kind {
@@ -679,45 +684,14 @@ impl<'a> Canon<'a> {
                     out,
                     "FWD {}{}",
                     if t.kflag() { "union" } else { "struct" },
-                    if sp_name.is_empty() {
-                        " (anon)"
-                    } else {
-                        &sp_name
-                    }
+                    sp_or_anon
                 );
             }
             Kind::Typedef => {
-                let _ = write!(
-                    out,
-                    "typedef{} = ",
-                    if sp_name.is_empty() {
-                        " (anon)"
-                    } else {
-                        &sp_name
-                    }
-                );
+                let _ = write!(out, "typedef{} = ", sp_or_anon);
                 self.write_ref(t.size_or_type(), out);
             }
-            Kind::Func => {
-                let linkage = t.vlen();
-                let _ = write!(
-                    out,
-                    "func{} ",
-                    if sp_name.is_empty() {
-                        " (anon)"
-                    } else {
-                        &sp_name
-                    }
-                );
-                match linkage_name(linkage) {
-                    Some(l) => out.push(l),
-                    None => {
-                        let _ = write!(out, "linkage={linkage}");
-                    }
-                }
-                out.push(" ");
-                self.write_ref(t.size_or_type(), out);
-            }
+            Kind::Func => self.write_linked("func", sp_or_anon, t.vlen(), t.size_or_type(), out),
             Kind::FuncProto => {
                 out.push("fn(");
                 let vlen = t.vlen() as usize;
@@ -741,37 +715,9 @@ impl<'a> Canon<'a> {
                 out.push(") -> ");
                 self.write_ref(t.size_or_type(), out);
             }
-            Kind::Var => {
-                let linkage = t.extra();
-                let _ = write!(
-                    out,
-                    "var{} ",
-                    if sp_name.is_empty() {
-                        " (anon)"
-                    } else {
-                        &sp_name
-                    }
-                );
-                match linkage_name(linkage) {
-                    Some(l) => out.push(l),
-                    None => {
-                        let _ = write!(out, "linkage={linkage}");
-                    }
-                }
-                out.push(" ");
-                self.write_ref(t.size_or_type(), out);
-            }
+            Kind::Var => self.write_linked("var", sp_or_anon, t.extra(), t.size_or_type(), out),
             Kind::Datasec => {
-                let _ = write!(
-                    out,
-                    "datasec{} size={} {{",
-                    if sp_name.is_empty() {
-                        " (anon)"
-                    } else {
-                        &sp_name
-                    },
-                    t.size_or_type()
-                );
+                let _ = write!(out, "datasec{} size={} {{", sp_or_anon, t.size_or_type());
                 for (i, v) in t.secinfos().enumerate() {
                     out.push(if i == 0 { " " } else { "; " });
                     self.write_ref(v.type_id, out);
