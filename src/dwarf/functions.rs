@@ -306,39 +306,26 @@ struct OpSizes {
     reference: usize,
 }
 
+/// Reads a LEB128 value at `*pos` with gimli's reader and advances `*pos` past it.
+fn read_leb<'d, T>(
+    data: &'d [u8],
+    pos: &mut usize,
+    read: impl FnOnce(&mut gimli::EndianSlice<'d, gimli::LittleEndian>) -> gimli::Result<T>,
+) -> Option<T> {
+    let mut r = gimli::EndianSlice::new(data.get(*pos..)?, gimli::LittleEndian);
+    let v = read(&mut r).ok()?;
+    *pos = data.len() - r.len();
+    Some(v)
+}
+
 fn read_uleb(data: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut result = 0u64;
-    let mut shift = 0u32;
-    loop {
-        let byte = *data.get(*pos)?;
-        *pos += 1;
-        if shift < 64 {
-            result |= u64::from(byte & 0x7f) << shift;
-        }
-        shift += 7;
-        if byte & 0x80 == 0 {
-            return Some(result);
-        }
-    }
+    read_leb(data, pos, gimli::Reader::read_uleb128)
 }
 
 fn read_sleb(data: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut result = 0i64;
-    let mut shift = 0u32;
-    loop {
-        let byte = *data.get(*pos)?;
-        *pos += 1;
-        if shift < 64 {
-            result |= i64::from(byte & 0x7f) << shift;
-        }
-        shift += 7;
-        if byte & 0x80 == 0 {
-            if shift < 64 && byte & 0x40 != 0 {
-                result |= -1i64 << shift;
-            }
-            return Some(result as u64);
-        }
-    }
+    read_leb(data, pos, |r| {
+        gimli::Reader::read_sleb128(r).map(|v| v as u64)
+    })
 }
 
 fn read_fixed(data: &[u8], pos: &mut usize, n: usize, little: bool) -> Option<u64> {
