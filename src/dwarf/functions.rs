@@ -824,43 +824,40 @@ impl<'a, 'd> Decoder<'a, 'd> {
         abbrev: &gimli::Abbreviation,
         off: u32,
     ) -> Result<ParmAttrs<'a>, DecodeError> {
-        let mut attrs = std::mem::take(&mut self.attrs);
-        raw.read_attributes(abbrev.attributes(), &mut attrs)
-            .map_err(self.gimli_err(off))?;
-        let mut pa = ParmAttrs {
-            name: None,
-            own_type: None,
-            has_origin_attr: false,
-            origin: None,
-            loc: Loc::None,
-            has_const_value: false,
-            gnu_annot: None,
-        };
-        let result = (|| {
-            for attr in &attrs {
+        self.with_attrs(|this, attrs| {
+            raw.read_attributes(abbrev.attributes(), attrs)
+                .map_err(this.gimli_err(off))?;
+            let mut pa = ParmAttrs {
+                name: None,
+                own_type: None,
+                has_origin_attr: false,
+                origin: None,
+                loc: Loc::None,
+                has_const_value: false,
+                gnu_annot: None,
+            };
+            for attr in attrs.iter() {
                 match attr.name() {
-                    gimli::DW_AT_name => pa.name = self.string(attr.raw_value()),
+                    gimli::DW_AT_name => pa.name = this.string(attr.raw_value()),
                     gimli::DW_AT_type => {
-                        pa.own_type = self.unit_ref(attr.raw_value(), off, "DW_AT_type")?
+                        pa.own_type = this.unit_ref(attr.raw_value(), off, "DW_AT_type")?
                     }
                     gimli::DW_AT_abstract_origin => {
                         pa.has_origin_attr = true;
                         pa.origin =
-                            self.unit_ref(attr.raw_value(), off, "DW_AT_abstract_origin")?;
+                            this.unit_ref(attr.raw_value(), off, "DW_AT_abstract_origin")?;
                     }
-                    gimli::DW_AT_location => pa.loc = self.location(attr.raw_value()),
+                    gimli::DW_AT_location => pa.loc = this.location(attr.raw_value()),
                     gimli::DW_AT_const_value => pa.has_const_value = true,
                     DW_AT_GNU_ANNOTATION => {
                         pa.gnu_annot =
-                            self.unit_ref(attr.raw_value(), off, "DW_AT_GNU_annotation")?
+                            this.unit_ref(attr.raw_value(), off, "DW_AT_GNU_annotation")?
                     }
                     _ => {}
                 }
             }
-            Ok(())
-        })();
-        self.attrs = attrs;
-        result.map(|()| pa)
+            Ok(pa)
+        })
     }
 
     /// Classifies a `DW_AT_location` value the way libdw's `dwarf_getlocations` would.
@@ -902,12 +899,11 @@ impl<'a, 'd> Decoder<'a, 'd> {
         abbrev: &gimli::Abbreviation,
         off: u32,
     ) -> Result<AnnotAttrs<'a>, DecodeError> {
-        let mut attrs = std::mem::take(&mut self.attrs);
-        raw.read_attributes(abbrev.attributes(), &mut attrs)
-            .map_err(self.gimli_err(off))?;
-        let a = self.annot_attrs(&attrs, off);
-        self.attrs = attrs;
-        a
+        self.with_attrs(|this, attrs| {
+            raw.read_attributes(abbrev.attributes(), attrs)
+                .map_err(this.gimli_err(off))?;
+            this.annot_attrs(attrs, off)
+        })
     }
 
     fn annot_attrs(
@@ -983,18 +979,13 @@ impl<'a, 'd> Decoder<'a, 'd> {
             if hops > 1024 {
                 return Err(self.err(off, "DW_AT_GNU_annotation chain does not end"));
             }
-            let mut attrs = std::mem::take(&mut self.attrs);
-            let tag = self.read_die(at, &mut attrs);
-            let a = match tag {
-                Ok(Some(DW_TAG_GNU_ANNOTATION)) => self.annot_attrs(&attrs, at),
-                Ok(_) => {
-                    self.attrs = attrs;
-                    return Ok(());
-                }
-                Err(e) => Err(e),
+            let a = self.with_attrs(|this, attrs| match this.read_die(at, attrs)? {
+                Some(DW_TAG_GNU_ANNOTATION) => this.annot_attrs(attrs, at).map(Some),
+                _ => Ok(None),
+            })?;
+            let Some(a) = a else {
+                return Ok(());
             };
-            self.attrs = attrs;
-            let a = a?;
             self.add_annotation(&a, component);
             next = a.next;
         }
@@ -1002,6 +993,18 @@ impl<'a, 'd> Decoder<'a, 'd> {
     }
 
     /// Reads the attributes of the DIE at `off` into `attrs`; its tag, `None` for a null entry.
+    /// Runs `f` with the reusable attribute buffer, taken out of `self` for the call and put
+    /// back afterwards, whatever `f` returns.
+    fn with_attrs<T>(
+        &mut self,
+        f: impl FnOnce(&Self, &mut Vec<gimli::Attribute<R<'a>>>) -> T,
+    ) -> T {
+        let mut attrs = std::mem::take(&mut self.attrs);
+        let r = f(self, &mut attrs);
+        self.attrs = attrs;
+        r
+    }
+
     fn read_die(
         &self,
         off: u32,
@@ -1172,18 +1175,16 @@ impl<'a, 'd> Decoder<'a, 'd> {
         if let Some(i) = self.parm_at(off) {
             return Ok(self.parms[i].own_type);
         }
-        let mut attrs = std::mem::take(&mut self.attrs);
-        let r = self.read_die(off, &mut attrs).and_then(|_| {
+        self.with_attrs(|this, attrs| {
+            this.read_die(off, attrs)?;
             let mut ty = None;
-            for a in &attrs {
+            for a in attrs.iter() {
                 if a.name() == gimli::DW_AT_type {
-                    ty = self.unit_ref(a.raw_value(), off, "DW_AT_type")?;
+                    ty = this.unit_ref(a.raw_value(), off, "DW_AT_type")?;
                 }
             }
             Ok(ty)
-        });
-        self.attrs = attrs;
-        r
+        })
     }
 
     /// Type sizes and locations of every parameter (`parameter__new`, second half: the
@@ -1318,15 +1319,13 @@ impl<'a, 'd> Decoder<'a, 'd> {
 
     /// `DW_AT_calling_convention == DW_CC_nocall` on the DIE at `off`.
     fn die_cc_nocall(&mut self, off: u32) -> Result<bool, DecodeError> {
-        let mut attrs = std::mem::take(&mut self.attrs);
-        let r = self.read_die(off, &mut attrs).map(|_| {
-            attrs.iter().any(|a| {
+        self.with_attrs(|this, attrs| {
+            this.read_die(off, attrs)?;
+            Ok(attrs.iter().any(|a| {
                 a.name() == gimli::DW_AT_calling_convention
                     && numeric(a.raw_value()) == DW_CC_NOCALL
-            })
-        });
-        self.attrs = attrs;
-        r
+            }))
+        })
     }
 
     /// pahole's `functions_table` order: a function is added after its subtree, so by the
