@@ -15,26 +15,24 @@ impl Dedup {
     pub(crate) fn compact_and_remap(&mut self) -> Result<(Vec<u32>, Vec<u32>)> {
         let start = self.types.start_id;
         let cnt = self.types.type_cnt();
-        let new_ids = &mut self.hypot_map;
-        new_ids[0] = 0;
-        for id in 1..start {
-            new_ids[id as usize] = id;
+        for id in 0..start {
+            self.types.set_hypot(id, id);
         }
         let mut kept = 0usize;
         let mut next = start;
         for id in start..cnt {
-            if self.map[id as usize] == id {
-                new_ids[id as usize] = next;
+            if self.types.map(id) == id {
+                self.types.set_hypot(id, next);
                 next += 1;
                 kept += self.types.rec_exact(id).len();
             } else {
-                new_ids[id as usize] = UNPROCESSED;
+                self.types.set_hypot(id, UNPROCESSED);
             }
         }
         let mut words = Vec::with_capacity(kept);
         let mut offs = Vec::with_capacity((next - start) as usize);
         for id in start..cnt {
-            if self.map[id as usize] != id {
+            if self.types.map(id) != id {
                 continue;
             }
             let pos = words.len();
@@ -43,7 +41,7 @@ impl Dedup {
             let rec = &mut words[pos..];
             let mut bad = None;
             for_each_id_field(rec[1], |i| {
-                let new = self.hypot_map[self.resolve(rec[i]) as usize];
+                let new = self.types.hypot(self.resolve(rec[i]));
                 if new > MAX_NR_TYPES {
                     bad.get_or_insert(rec[i]);
                 } else {

@@ -19,7 +19,7 @@ impl Dedup {
         let mut names: FxHashMap<u32, u32> = FxHashMap::default();
         for id in 1..self.types.type_cnt() {
             let t = self.types.rec(id);
-            if !matches!(kind_of(t), kind::STRUCT | kind::UNION) || self.map[id as usize] != id {
+            if !matches!(kind_of(t), kind::STRUCT | kind::UNION) || self.types.map(id) != id {
                 continue;
             }
             names
@@ -29,7 +29,7 @@ impl Dedup {
         }
         for id in self.types.start_id..self.types.type_cnt() {
             let t = self.types.rec(id);
-            if kind_of(t) != kind::FWD || self.map[id as usize] != id {
+            if kind_of(t) != kind::FWD || self.types.map(id) != id {
                 continue;
             }
             let Some(&cand) = names.get(&t[0]) else {
@@ -44,7 +44,7 @@ impl Dedup {
                 kind::UNION if !is_union => continue,
                 _ => {}
             }
-            self.map[id as usize] = cand;
+            self.types.set_map(id, cand);
         }
     }
 }

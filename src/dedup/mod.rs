@@ -100,17 +100,16 @@ pub fn dedup(btf: &mut Btf, opts: &DedupOptions) -> Result<()> {
         btf.strs_deduped = true;
     }
     let mut d = Dedup::new(btf, opts);
-    let result = d.run();
+    let result = d.run().and_then(|()| d.compact_and_remap());
     let (words, offs, _) = btf.raw_parts_mut();
     match result {
-        Ok(()) => {
-            let (new_words, new_offs) = d.compact_and_remap()?;
+        Ok((new_words, new_offs)) => {
             *words = new_words;
             *offs = new_offs;
             Ok(())
         }
         Err(e) => {
-            *words = std::mem::take(&mut d.types.own);
+            (*words, *offs) = d.into_own_records();
             Err(e)
         }
     }
@@ -243,16 +242,27 @@ pub(crate) fn for_each_id_field(info: u32, mut f: impl FnMut(usize)) {
     }
 }
 
-/// All type records, base and own, addressable by id.
+/// Everything the phases keep per type id, in one 16-byte cell: following an id (its map
+/// entry, its hypothetical entry, its kind, where its record is) costs one cache line, which is
+/// what the struct phase's random walks over the type graph are bound by.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Node {
+    map: u32,
+    hypot: u32,
+    off: u32,
+    kind: u32,
+}
+
+/// All type records, base and own, addressable by id, with the per-id dedup state.
 pub(crate) struct Types {
     /// `void` (three zero words) followed by every base record, all levels flattened.
     base: Vec<u32>,
     /// The own records, moved out of the [`Btf`] and rewritten in place.
     own: Vec<u32>,
-    /// Word offset of each id's record: into `base` below `start_id`, into `own` from it on.
-    offs: Vec<u32>,
-    /// The raw kind of each id, so that kind tests do not touch the records.
-    kinds: Vec<u8>,
+    /// Per id: the canonical map, the hypothetical map, the word offset of its record (into
+    /// `base` below `start_id`, into `own` from it on) and its raw kind.
+    nodes: Vec<Node>,
     start_id: u32,
 }
 
@@ -261,7 +271,7 @@ impl Types {
     /// callers read the fixed fields and `vlen` entries only.
     #[inline(always)]
     pub(crate) fn rec(&self, id: u32) -> &[u32] {
-        let off = self.offs[id as usize] as usize;
+        let off = self.nodes[id as usize].off as usize;
         if id < self.start_id {
             &self.base[off..]
         } else {
@@ -275,23 +285,50 @@ impl Types {
         &t[..record_len(kind_of(t), vlen(t))]
     }
 
-    /// The raw kind of `id`, from the per-id kind bytes (no record access).
+    /// Word `field` of the own record of `id`, for in-place rewriting.
+    pub(crate) fn own_word_mut(&mut self, id: u32, field: usize) -> &mut u32 {
+        let off = self.nodes[id as usize].off as usize;
+        &mut self.own[off + field]
+    }
+
+    /// The raw kind of `id`, from the per-id cell (no record access).
     #[inline(always)]
     pub(crate) fn kind(&self, id: u32) -> u32 {
-        self.kinds[id as usize] as u32
+        self.nodes[id as usize].kind
+    }
+
+    /// `map[id]`: the canonical id, or `UNPROCESSED` / `IN_PROGRESS`.
+    #[inline(always)]
+    pub(crate) fn map(&self, id: u32) -> u32 {
+        self.nodes[id as usize].map
+    }
+
+    #[inline(always)]
+    pub(crate) fn set_map(&mut self, id: u32, to: u32) {
+        self.nodes[id as usize].map = to;
+    }
+
+    /// `hypot_map[id]`: the candidate hypothetically equivalent to canonical `id`.
+    #[inline(always)]
+    pub(crate) fn hypot(&self, id: u32) -> u32 {
+        self.nodes[id as usize].hypot
+    }
+
+    #[inline(always)]
+    pub(crate) fn set_hypot(&mut self, id: u32, to: u32) {
+        self.nodes[id as usize].hypot = to;
     }
 
     /// One past the highest id.
     pub(crate) fn type_cnt(&self) -> u32 {
-        self.offs.len() as u32
+        self.nodes.len() as u32
     }
 }
 
-/// The dedup state (libbpf's `struct btf_dedup`).
+/// The dedup state (libbpf's `struct btf_dedup`); `map` and `hypot_map` live in
+/// [`Types`]' per-id cells.
 pub(crate) struct Dedup {
     pub(crate) types: Types,
-    pub(crate) map: Vec<u32>,
-    pub(crate) hypot_map: Vec<u32>,
     pub(crate) hypot_list: Vec<u32>,
     pub(crate) hypot_adjust_canon: bool,
     pub(crate) table: CandTable,
@@ -301,51 +338,73 @@ pub(crate) struct Dedup {
     pub(crate) ref_stack: Vec<(u32, u32)>,
 }
 
+impl Node {
+    /// The initial cell of `id` with its record at `off`: unprocessed, except VAR and DATASEC,
+    /// which are never deduplicated and map to themselves from the start.
+    fn new(id: u32, off: usize, rec: &[u32]) -> Node {
+        let kind = kind_of(rec);
+        let map = if matches!(kind, kind::VAR | kind::DATASEC) {
+            id
+        } else {
+            UNPROCESSED
+        };
+        Node {
+            map,
+            hypot: UNPROCESSED,
+            off: off as u32,
+            kind,
+        }
+    }
+}
+
 impl Dedup {
     /// `btf_dedup_new`: moves the own records out of `btf` and initialises the maps.
     fn new(btf: &mut Btf, opts: &DedupOptions) -> Self {
         let start_id = btf.start_id();
         let cnt = btf.type_cnt() as usize;
         let mut base = vec![0u32; 3];
-        let mut offs = Vec::with_capacity(cnt);
-        offs.push(0);
+        let mut nodes = Vec::with_capacity(cnt);
+        nodes.push(Node {
+            map: 0,
+            hypot: UNPROCESSED,
+            off: 0,
+            kind: kind::UNKN,
+        });
         if let Some(b) = btf.base() {
             for id in 1..start_id {
                 let t = b.type_by_id(id).expect("checked by check_types");
-                offs.push(base.len() as u32);
+                nodes.push(Node::new(id, base.len(), t.words));
                 base.extend_from_slice(t.words);
             }
         }
         let (words, own_offs, _) = btf.raw_parts_mut();
-        offs.extend_from_slice(own_offs);
         let own = std::mem::take(words);
-        let mut types = Types {
-            base,
-            own,
-            offs,
-            kinds: Vec::new(),
-            start_id,
-        };
-        types.kinds = (0..cnt as u32)
-            .map(|id| kind_of(types.rec(id)) as u8)
-            .collect();
-        let mut map = vec![UNPROCESSED; cnt];
-        map[0] = 0;
-        for (id, m) in map.iter_mut().enumerate().skip(1) {
-            if matches!(types.kinds[id] as u32, kind::VAR | kind::DATASEC) {
-                *m = id as u32;
-            }
-        }
+        let own_offs = std::mem::take(own_offs);
+        nodes.extend(
+            own_offs.iter().enumerate().map(|(i, &off)| {
+                Node::new(start_id + i as u32, off as usize, &own[off as usize..])
+            }),
+        );
         Dedup {
-            types,
-            map,
-            hypot_map: vec![UNPROCESSED; cnt],
+            types: Types {
+                base,
+                own,
+                nodes,
+                start_id,
+            },
             hypot_list: Vec::new(),
             hypot_adjust_canon: false,
             table: CandTable::new(opts.force_collisions, cnt / 4),
             equiv_stack: Vec::new(),
             ref_stack: Vec::new(),
         }
+    }
+
+    /// The own records and their offsets, handed back after a failure.
+    fn into_own_records(self) -> (Vec<u32>, Vec<u32>) {
+        let start = self.types.start_id as usize;
+        let offs = self.types.nodes[start..].iter().map(|n| n.off).collect();
+        (self.types.own, offs)
     }
 
     fn run(&mut self) -> Result<()> {
@@ -359,7 +418,7 @@ impl Dedup {
     /// `btf_dedup_prep`: base types are canonical and become candidates.
     fn prep(&mut self) -> Result<()> {
         for id in 1..self.types.start_id {
-            self.map[id as usize] = id;
+            self.types.set_map(id, id);
             let t = self.types.rec(id);
             let h = match kind_of(t) {
                 kind::VAR | kind::DATASEC => continue,
@@ -391,14 +450,14 @@ impl Dedup {
     /// `is_type_mapped`.
     #[inline]
     pub(crate) fn is_mapped(&self, id: u32) -> bool {
-        self.map[id as usize] <= MAX_NR_TYPES
+        self.types.map(id) <= MAX_NR_TYPES
     }
 
     /// `resolve_type_id`: follows the canonical map to its end.
     #[inline]
     pub(crate) fn resolve(&self, mut id: u32) -> u32 {
         loop {
-            let m = self.map[id as usize];
+            let m = self.types.map(id);
             if m > MAX_NR_TYPES || m == id {
                 return id;
             }

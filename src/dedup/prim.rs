@@ -34,19 +34,20 @@ impl Dedup {
             }
             kind::ENUM | kind::ENUM64 => {
                 h = hash::hash_enum(t);
+                let enum_fwd = hash::is_enum_fwd(t);
                 let mut cur = self.table.cursor(h);
                 while let Some(c) = self.table.next(&mut cur, h) {
-                    let cand = self.types.rec(c);
+                    let (t, cand) = (self.types.rec(id), self.types.rec(c));
                     if hash::equal_enum(t, cand) {
                         new_id = c;
                         break;
                     }
                     if hash::compat_enum(t, cand) {
-                        if hash::is_enum_fwd(t) {
+                        if enum_fwd {
                             new_id = c;
                             break;
                         }
-                        self.map[c as usize] = id;
+                        self.types.set_map(c, id);
                     }
                 }
             }
@@ -62,7 +63,7 @@ impl Dedup {
             }
             _ => return,
         }
-        self.map[id as usize] = new_id;
+        self.types.set_map(id, new_id);
         if new_id == id {
             self.table.append(h, id);
         }

@@ -34,7 +34,7 @@ fn ref_field(t: &[u32], i: usize) -> Option<usize> {
 impl Dedup {
     pub(crate) fn dedup_ref_types(&mut self) -> Result<()> {
         for id in self.types.start_id..self.types.type_cnt() {
-            if self.map[id as usize] <= MAX_NR_TYPES {
+            if self.types.map(id) <= MAX_NR_TYPES {
                 continue;
             }
             self.ref_type(id)?;
@@ -45,7 +45,7 @@ impl Dedup {
     /// Starts deduplicating `id`: `Ok(Some(canonical))` if it is already decided, `Ok(None)`
     /// after marking it in progress.
     fn enter(&mut self, id: u32) -> Result<Option<u32>> {
-        let m = self.map[id as usize];
+        let m = self.types.map(id);
         if m == IN_PROGRESS {
             return Err(Error::BadBtf(format!(
                 "type [{id}] is part of a reference type cycle"
@@ -64,7 +64,7 @@ impl Dedup {
             | kind::DECL_TAG
             | kind::ARRAY
             | kind::FUNC_PROTO => {
-                self.map[id as usize] = IN_PROGRESS;
+                self.types.set_map(id, IN_PROGRESS);
                 Ok(None)
             }
             k => Err(Error::BadBtf(format!(
@@ -103,8 +103,7 @@ impl Dedup {
 
     /// Writes a resolved id into field `field` of the frame on top for `id`, and moves on.
     fn set_field(&mut self, id: u32, field: usize, value: u32) {
-        let off = self.types.offs[id as usize] as usize;
-        self.types.own[off + field] = value;
+        *self.types.own_word_mut(id, field) = value;
         if let Some(top) = self.ref_stack.last_mut() {
             top.1 += 1;
         }
@@ -127,7 +126,7 @@ impl Dedup {
                 break;
             }
         }
-        self.map[id as usize] = new_id;
+        self.types.set_map(id, new_id);
         if new_id == id {
             self.table.append(h, id);
         }

@@ -38,7 +38,7 @@ impl Dedup {
     }
 
     fn dedup_struct_type(&mut self, id: u32) -> Result<()> {
-        if self.map[id as usize] <= MAX_NR_TYPES {
+        if self.types.map(id) <= MAX_NR_TYPES {
             return Ok(());
         }
         let t = self.types.rec(id);
@@ -72,7 +72,7 @@ impl Dedup {
             new_id = c;
             break;
         }
-        self.map[id as usize] = new_id;
+        self.types.set_map(id, new_id);
         if new_id == id {
             self.table.append(h, id);
         }
@@ -82,7 +82,7 @@ impl Dedup {
     /// `btf_dedup_clear_hypot_map`: resets the touched entries only.
     fn clear_hypot_map(&mut self) {
         for &id in &self.hypot_list {
-            self.hypot_map[id as usize] = UNPROCESSED;
+            self.types.set_hypot(id, UNPROCESSED);
         }
         self.hypot_list.clear();
         self.hypot_adjust_canon = false;
@@ -105,7 +105,7 @@ impl Dedup {
             return Ok(Step::Yes);
         }
         let canon_id = self.resolve_fwd(canon_id);
-        let hypot = self.hypot_map[canon_id as usize];
+        let hypot = self.types.hypot(canon_id);
         if hypot <= MAX_NR_TYPES {
             if hypot == cand_id {
                 return Ok(Step::Yes);
@@ -117,7 +117,7 @@ impl Dedup {
             });
         }
         self.hypot_list.push(canon_id);
-        self.hypot_map[canon_id as usize] = cand_id;
+        self.types.set_hypot(canon_id, cand_id);
 
         let ct = self.types.rec(cand_id);
         let kt = self.types.rec(canon_id);
@@ -285,26 +285,26 @@ impl Dedup {
     fn merge_hypot_map(&mut self) {
         for i in 0..self.hypot_list.len() {
             let canon = self.hypot_list[i];
-            let targ = self.hypot_map[canon as usize];
+            let targ = self.types.hypot(canon);
             let t_id = self.resolve(targ);
             let c_id = self.resolve(canon);
             let t_kind = self.types.kind(t_id);
             let c_kind = self.types.kind(c_id);
             if t_kind != kind::FWD && c_kind == kind::FWD {
-                self.map[c_id as usize] = t_id;
+                self.types.set_map(c_id, t_id);
             }
             if self.hypot_adjust_canon {
                 continue;
             }
             if t_kind == kind::FWD && c_kind != kind::FWD {
-                self.map[t_id as usize] = c_id;
+                self.types.set_map(t_id, c_id);
             }
             if matches!(t_kind, kind::STRUCT | kind::UNION)
                 && c_kind != kind::FWD
                 && self.is_mapped(c_id)
                 && !self.is_mapped(t_id)
             {
-                self.map[t_id as usize] = c_id;
+                self.types.set_map(t_id, c_id);
             }
         }
     }
