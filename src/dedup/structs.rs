@@ -90,31 +90,55 @@ impl Dedup {
 
     /// `btf_dedup_is_equiv(cand, canon)`: `Ok(true)` when the graphs are equivalent.
     pub(crate) fn is_equiv(&mut self, cand: u32, canon: u32) -> Result<bool> {
-        self.equiv_stack.clear();
-        self.equiv_stack.push((cand, canon));
-        while let Some((cand, canon)) = self.equiv_stack.pop() {
-            if let Step::No = self.equiv_step(cand, canon)? {
-                return Ok(false);
+        let mut stack = std::mem::take(&mut self.equiv_stack);
+        stack.clear();
+        self.push_pair(&mut stack, cand, canon);
+        let mut result = Ok(true);
+        while let Some((cand, canon)) = stack.pop() {
+            match self.equiv_step(&mut stack, cand, canon) {
+                Ok(Step::Yes) => {}
+                Ok(Step::No) => {
+                    result = Ok(false);
+                    break;
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
             }
         }
-        Ok(true)
+        self.equiv_stack = stack;
+        result
     }
 
-    fn equiv_step(&mut self, cand_id: u32, canon_id: u32) -> Result<Step> {
-        if self.resolve(cand_id) == self.resolve(canon_id) {
-            return Ok(Step::Yes);
+    /// Queues a pair unless it already resolves to one type. libbpf makes that test first
+    /// thing in `is_equiv`; making it at push time is the same test with the same answer,
+    /// since nothing writes the canonical map during a check, and it spares the stack the
+    /// most common pair of all (a member whose type is already deduplicated).
+    #[inline(always)]
+    fn push_pair(&self, stack: &mut Vec<(u32, u32)>, cand: u32, canon: u32) {
+        if self.resolve(cand) != self.resolve(canon) {
+            stack.push((cand, canon));
         }
+    }
+
+    /// The rest of libbpf's `is_equiv` for one pair that does not resolve to one type:
+    /// pushes the pairs of referenced types, children in reverse so that they pop in
+    /// libbpf's recursion order. After a `No` the stack is dropped, so pushing while
+    /// comparing is safe.
+    fn equiv_step(
+        &mut self,
+        stack: &mut Vec<(u32, u32)>,
+        cand_id: u32,
+        canon_id: u32,
+    ) -> Result<Step> {
         let canon_id = self.resolve_fwd(canon_id);
         let hypot = self.types.hypot(canon_id);
         if hypot <= MAX_NR_TYPES {
             if hypot == cand_id {
                 return Ok(Step::Yes);
             }
-            return Ok(if self.identical_types(hypot, cand_id, 16)? {
-                Step::Yes
-            } else {
-                Step::No
-            });
+            return Ok(yes_if(self.identical_types(hypot, cand_id, 16)?));
         }
         self.hypot_list.push(canon_id);
         self.types.set_hypot(canon_id, cand_id);
@@ -140,7 +164,6 @@ impl Dedup {
         if ck != kk {
             return Ok(Step::No);
         }
-        let stack = &mut self.equiv_stack;
         Ok(match ck {
             kind::INT => yes_if(hash::equal_int_tag(ct, kt)),
             kind::ENUM | kind::ENUM64 => yes_if(hash::compat_enum(ct, kt)),
@@ -155,7 +178,7 @@ impl Dedup {
                 if ct[1] != kt[1] {
                     return Ok(Step::No);
                 }
-                stack.push((ct[2], kt[2]));
+                self.push_pair(stack, ct[2], kt[2]);
                 Step::Yes
             }
             kind::ARRAY => {
@@ -163,16 +186,24 @@ impl Dedup {
                     return Ok(Step::No);
                 }
                 // Index type first, then element type: pushed in reverse.
-                stack.push((ct[3], kt[3]));
-                stack.push((ct[4], kt[4]));
+                self.push_pair(stack, ct[3], kt[3]);
+                self.push_pair(stack, ct[4], kt[4]);
                 Step::Yes
             }
             kind::STRUCT | kind::UNION => {
-                if !hash::shallow_equal_struct(ct, kt) {
+                // btf_shallow_equal_struct, member by member from the last, queuing types.
+                if !hash::equal_common(ct, kt) {
                     return Ok(Step::No);
                 }
-                for i in (0..vlen(ct)).rev() {
-                    stack.push((ct[3 + 3 * i + 1], kt[3 + 3 * i + 1]));
+                let n = 3 * vlen(ct);
+                let members = ct[3..3 + n]
+                    .chunks_exact(3)
+                    .zip(kt[3..3 + n].chunks_exact(3));
+                for (cm, km) in members.rev() {
+                    if cm[0] != km[0] || cm[2] != km[2] {
+                        return Ok(Step::No);
+                    }
+                    self.push_pair(stack, cm[1], km[1]);
                 }
                 Step::Yes
             }
@@ -180,10 +211,14 @@ impl Dedup {
                 if !hash::compat_fnproto(ct, kt) {
                     return Ok(Step::No);
                 }
-                for i in (0..vlen(ct)).rev() {
-                    stack.push((ct[3 + 2 * i + 1], kt[3 + 2 * i + 1]));
+                let n = 2 * vlen(ct);
+                let params = ct[3..3 + n]
+                    .chunks_exact(2)
+                    .zip(kt[3..3 + n].chunks_exact(2));
+                for (cp, kp) in params.rev() {
+                    self.push_pair(stack, cp[1], kp[1]);
                 }
-                stack.push((ct[2], kt[2]));
+                self.push_pair(stack, ct[2], kt[2]);
                 Step::Yes
             }
             k => {
