@@ -95,7 +95,11 @@ pub fn run(config: &Config) -> Result<Summary> {
     summary.phase("encode", start);
     summary.types_before_dedup = btf.type_cnt() - 1;
     if !config.no_dedup {
-        dedup(&mut btf, &DedupOptions::default())?;
+        let opts = DedupOptions {
+            threads: config.jobs,
+            ..DedupOptions::default()
+        };
+        dedup(&mut btf, &opts)?;
         summary.phase("dedup", start);
     }
     let bytes = write::to_bytes(&btf);

@@ -35,6 +35,7 @@ fn ours_bytes(data: &[u8], base: Option<&[u8]>, force: bool) -> Result<Vec<u8>, 
         &mut btf,
         &DedupOptions {
             force_collisions: force,
+            ..Default::default()
         },
     )
     .map_err(|e| e.to_string())?;
@@ -77,6 +78,7 @@ fn ours_built(data: &[u8], base: Option<&[u8]>, force: bool) -> (Vec<u8>, Result
         &mut btf,
         &DedupOptions {
             force_collisions: force,
+            ..Default::default()
         },
     )
     .map(|()| write::to_bytes(&btf))
@@ -205,6 +207,7 @@ fn check_ops(name: &str, ops: &[Op], base: Option<&[u8]>) {
             &mut mine,
             &DedupOptions {
                 force_collisions: force,
+                ..Default::default()
             },
         )
         .map(|()| write::to_bytes(&mine))

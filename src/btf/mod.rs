@@ -152,6 +152,11 @@ impl Btf {
         &self.words
     }
 
+    /// The word offset of each own record in [`Btf::type_words`], in id order.
+    pub(crate) fn type_offsets(&self) -> &[u32] {
+        &self.offs
+    }
+
     /// The type with id `id`, looking into the base for lower ids; `None` for void or past the end.
     pub fn type_by_id(&self, id: u32) -> Option<Type<'_>> {
         if id < self.start_id {

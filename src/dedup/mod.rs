@@ -71,6 +71,7 @@
 mod compact;
 mod fwd;
 mod hash;
+mod par;
 mod prim;
 mod refs;
 mod strings;
@@ -89,17 +90,21 @@ pub struct DedupOptions {
     /// Make every signature hash collide (libbpf's testing knob). The result is identical;
     /// only the time changes (quadratically).
     pub force_collisions: bool,
+    /// Threads for the passes that split by type id (0: one per core). The result does not
+    /// depend on it.
+    pub threads: usize,
 }
 
 /// Deduplicates `btf` in place with libbpf v1.7.0 `btf__dedup` semantics. Split BTF is
 /// deduplicated against its base, which is never modified.
 pub fn dedup(btf: &mut Btf, opts: &DedupOptions) -> Result<()> {
-    check_types(btf)?;
+    let nodes = own_nodes(btf, opts.threads)?;
+    check_base(btf)?;
     if !btf.strs_deduped {
         strings::dedup_strings(btf)?;
         btf.strs_deduped = true;
     }
-    let mut d = Dedup::new(btf, opts);
+    let mut d = Dedup::new(btf, nodes, opts);
     let result = d.run().and_then(|()| d.compact_and_remap());
     let (words, offs, _) = btf.raw_parts_mut();
     match result {
@@ -154,32 +159,48 @@ fn record_len(k: u32, vlen: usize) -> usize {
     }
 }
 
-/// Checks what the phases rely on: own records laid out as their kinds say, known kinds, and
-/// every referenced id (in libbpf's IDS field order, FWD's `type` included) below the type
-/// count, for the base as well since equivalence checks walk into it.
-fn check_types(btf: &Btf) -> Result<()> {
-    let cnt = btf.type_cnt();
-    let mut covered = 0usize;
-    for id in btf.start_id()..cnt {
-        let t = btf
-            .type_by_id(id)
-            .ok_or_else(|| Error::BadBtf(format!("type [{id}] is missing")))?;
-        check_record(id, t.words, cnt)?;
-        covered += t.words.len();
-    }
+/// Checks what the phases rely on in the own records — laid out as their kinds say, known
+/// kinds, every referenced id (in libbpf's IDS field order, FWD's `type` included) below the
+/// type count — and builds their cells (the base's are left for [`Dedup::new`]), in
+/// parallel. An error names the lowest bad id.
+fn own_nodes(btf: &Btf, threads: usize) -> Result<Vec<Node>> {
+    let (start, cnt) = (btf.start_id(), btf.type_cnt());
+    let offs = btf.type_offsets();
+    let mut nodes = vec![Node::VOID; cnt as usize];
+    let own = &mut nodes[start as usize..];
+    let covered = par::for_chunks_mut(own, threads, |first, chunk| {
+        let mut covered = 0usize;
+        for (i, node) in chunk.iter_mut().enumerate() {
+            let id = start + (first + i) as u32;
+            let t = btf
+                .type_by_id(id)
+                .ok_or_else(|| Error::BadBtf(format!("type [{id}] is missing")))?;
+            check_record(id, t.words, cnt)?;
+            covered += t.words.len();
+            *node = Node::new(id, offs[first + i] as usize, t.words);
+        }
+        Ok(covered)
+    });
+    let covered = covered.into_iter().sum::<Result<usize>>()?;
     if covered != btf.type_words().len() {
         return Err(Error::BadBtf(
             "type records do not cover the type section".into(),
         ));
     }
-    if let Some(base) = btf.base() {
-        let base_cnt = base.type_cnt();
-        for id in 1..base_cnt {
-            let t = base
-                .type_by_id(id)
-                .ok_or_else(|| Error::BadBtf(format!("base type [{id}] is missing")))?;
-            check_record(id, t.words, base_cnt)?;
-        }
+    Ok(nodes)
+}
+
+/// The checks of [`own_nodes`] for the base records, which equivalence checks walk into.
+fn check_base(btf: &Btf) -> Result<()> {
+    let Some(base) = btf.base() else {
+        return Ok(());
+    };
+    let base_cnt = base.type_cnt();
+    for id in 1..base_cnt {
+        let t = base
+            .type_by_id(id)
+            .ok_or_else(|| Error::BadBtf(format!("base type [{id}] is missing")))?;
+        check_record(id, t.words, base_cnt)?;
     }
     Ok(())
 }
@@ -339,6 +360,14 @@ pub(crate) struct Dedup {
 }
 
 impl Node {
+    /// The cell of `void`, also a placeholder.
+    const VOID: Node = Node {
+        map: 0,
+        hypot: UNPROCESSED,
+        off: 0,
+        kind: kind::UNKN,
+    };
+
     /// The initial cell of `id` with its record at `off`: unprocessed, except VAR and DATASEC,
     /// which are never deduplicated and map to themselves from the start.
     fn new(id: u32, off: usize, rec: &[u32]) -> Node {
@@ -358,33 +387,21 @@ impl Node {
 }
 
 impl Dedup {
-    /// `btf_dedup_new`: moves the own records out of `btf` and initialises the maps.
-    fn new(btf: &mut Btf, opts: &DedupOptions) -> Self {
+    /// `btf_dedup_new`: moves the own records out of `btf` and takes their cells.
+    fn new(btf: &mut Btf, mut nodes: Vec<Node>, opts: &DedupOptions) -> Self {
         let start_id = btf.start_id();
         let cnt = btf.type_cnt() as usize;
         let mut base = vec![0u32; 3];
-        let mut nodes = Vec::with_capacity(cnt);
-        nodes.push(Node {
-            map: 0,
-            hypot: UNPROCESSED,
-            off: 0,
-            kind: kind::UNKN,
-        });
         if let Some(b) = btf.base() {
             for id in 1..start_id {
-                let t = b.type_by_id(id).expect("checked by check_types");
-                nodes.push(Node::new(id, base.len(), t.words));
+                let t = b.type_by_id(id).expect("checked by check_base");
+                nodes[id as usize] = Node::new(id, base.len(), t.words);
                 base.extend_from_slice(t.words);
             }
         }
         let (words, own_offs, _) = btf.raw_parts_mut();
         let own = std::mem::take(words);
-        let own_offs = std::mem::take(own_offs);
-        nodes.extend(
-            own_offs.iter().enumerate().map(|(i, &off)| {
-                Node::new(start_id + i as u32, off as usize, &own[off as usize..])
-            }),
-        );
+        *own_offs = Vec::new();
         Dedup {
             types: Types {
                 base,
