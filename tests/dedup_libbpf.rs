@@ -28,17 +28,19 @@ fn parse_base(base: Option<&[u8]>) -> Option<Arc<Btf>> {
     })
 }
 
+/// Our options for a case: with colliding hashes the single-threaded path runs, otherwise
+/// the threaded one, so that both are compared with libbpf on every case.
+fn opts(force: bool) -> DedupOptions {
+    DedupOptions {
+        force_collisions: force,
+        threads: if force { 1 } else { 0 },
+    }
+}
+
 /// Parse, dedup, serialise; `Err` as text.
 fn ours_bytes(data: &[u8], base: Option<&[u8]>, force: bool) -> Result<Vec<u8>, String> {
     let mut btf = read::parse(data, parse_base(base)).map_err(|e| e.to_string())?;
-    dedup(
-        &mut btf,
-        &DedupOptions {
-            force_collisions: force,
-            ..Default::default()
-        },
-    )
-    .map_err(|e| e.to_string())?;
+    dedup(&mut btf, &opts(force)).map_err(|e| e.to_string())?;
     Ok(write::to_bytes(&btf))
 }
 
@@ -74,15 +76,9 @@ fn ours_built(data: &[u8], base: Option<&[u8]>, force: bool) -> (Vec<u8>, Result
     let src = read::parse(data, base.clone()).expect("parses");
     let mut btf = rebuild(&src, base);
     let pre = write::to_bytes(&btf);
-    let r = dedup(
-        &mut btf,
-        &DedupOptions {
-            force_collisions: force,
-            ..Default::default()
-        },
-    )
-    .map(|()| write::to_bytes(&btf))
-    .map_err(|e| e.to_string());
+    let r = dedup(&mut btf, &opts(force))
+        .map(|()| write::to_bytes(&btf))
+        .map_err(|e| e.to_string());
     (pre, r)
 }
 
@@ -203,15 +199,9 @@ fn check_ops(name: &str, ops: &[Op], base: Option<&[u8]>) {
             "{name}: built inputs differ"
         );
         let mut mine = ours.clone();
-        let r = dedup(
-            &mut mine,
-            &DedupOptions {
-                force_collisions: force,
-                ..Default::default()
-            },
-        )
-        .map(|()| write::to_bytes(&mine))
-        .map_err(|e| e.to_string());
+        let r = dedup(&mut mine, &opts(force))
+            .map(|()| write::to_bytes(&mine))
+            .map_err(|e| e.to_string());
         let lib = lib.map(|(_, post)| post);
         if let Err(e) = &r {
             eprintln!("{name}: ours: {e}; libbpf: {:?}", lib.as_ref().err());

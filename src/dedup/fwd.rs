@@ -8,7 +8,6 @@
 
 use rustc_hash::FxHashMap;
 
-use super::hash::kind_of;
 use super::{kind, Dedup};
 
 /// Marks a name shared by several canonical composites.
@@ -17,21 +16,24 @@ const AMBIGUOUS: u32 = 0;
 impl Dedup {
     pub(crate) fn resolve_fwds(&mut self) {
         let mut names: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut fwds = Vec::new();
         for id in 1..self.types.type_cnt() {
-            let t = self.types.rec(id);
-            if !matches!(kind_of(t), kind::STRUCT | kind::UNION) || self.types.map(id) != id {
+            if self.types.map(id) != id {
                 continue;
             }
-            names
-                .entry(t[0])
-                .and_modify(|c| *c = AMBIGUOUS)
-                .or_insert(id);
+            match self.types.kind(id) {
+                kind::STRUCT | kind::UNION => {
+                    names
+                        .entry(self.types.rec(id)[0])
+                        .and_modify(|c| *c = AMBIGUOUS)
+                        .or_insert(id);
+                }
+                kind::FWD if id >= self.types.start_id => fwds.push(id),
+                _ => {}
+            }
         }
-        for id in self.types.start_id..self.types.type_cnt() {
+        for id in fwds {
             let t = self.types.rec(id);
-            if kind_of(t) != kind::FWD || self.types.map(id) != id {
-                continue;
-            }
             let Some(&cand) = names.get(&t[0]) else {
                 continue;
             };

@@ -12,7 +12,7 @@
 //! The state is that of libbpf's `struct btf_dedup`:
 //!
 //! * `map[id]`: the canonical id of `id` (itself when canonical), `UNPROCESSED` (`u32::MAX`)
-//!   before a decision, `IN_PROGRESS` during the reference-type DFS. VAR and DATASEC map to
+//!   before a decision. VAR and DATASEC map to
 //!   themselves from the start: they are never deduplicated. A type is *mapped* when
 //!   `map[id] <= 0x7fffffff`; `resolve(id)` follows the map chain to its end.
 //! * the candidate table (`table.rs`): a multimap from a type's signature hash to the
@@ -43,9 +43,9 @@
 //! 4. **unambiguous forward declarations** (`fwd.rs`): a FWD left unresolved is mapped to the
 //!    only canonical struct/union with its name, if there is exactly one (base included).
 //! 5. **reference types** (`refs.rs`): PTR, CONST, VOLATILE, RESTRICT, TYPE_TAG, FUNC,
-//!    DECL_TAG, ARRAY and FUNC_PROTO, depth first: referenced ids are canonicalised in place,
-//!    then the now-stable record is looked up by exact equality. The DFS post-order decides
-//!    which copy becomes canonical.
+//!    DECL_TAG, ARRAY and FUNC_PROTO, by exact equality of their records with referenced ids
+//!    canonicalised; the first copy libbpf's depth-first walk would finish becomes canonical.
+//!    That order depends on the graph alone and is computed on a second thread during 2–4.
 //! 6. **compaction and remapping** (`compact.rs`): canonical own types are kept in id order and
 //!    renumbered from `start_id`; every referenced id is rewritten through `resolve` and the
 //!    renumbering. Base types never move and are never rewritten.
@@ -56,8 +56,8 @@
 //! kernel the chains (struct → ptr → struct ...) run thousands deep. Both are implemented here
 //! with explicit stacks (reused across calls, so they do not allocate per type), which visit
 //! the types in exactly the recursive order: `is_equiv` has no work after a child returns
-//! except propagating a failure, so a pre-order stack walk is equivalent; the reference DFS
-//! keeps a frame per type with the index of the next field to resolve. The only recursion left
+//! except propagating a failure, so a pre-order stack walk is equivalent; the reference-type
+//! order keeps a frame per type with the index of the next field to visit. The only recursion left
 //! is `identical_types`, bounded by its depth limit of 16 (its modifier loop is guarded against
 //! cycles, where libbpf would spin forever).
 //!
@@ -65,8 +65,13 @@
 //!
 //! Malformed input (records that do not fit, unknown kinds, references past the last type,
 //! string offsets past the section, reference-type cycles, struct members of impossible kinds)
-//! yields `Err(Error::BadBtf)`. As with libbpf, a BTF whose dedup failed midway may have had some
-//! of its references rewritten; its records and strings stay structurally consistent.
+//! yields `Err(Error::BadBtf)`, and the BTF keeps its records; as with libbpf, a failure after
+//! the string phase leaves the strings deduplicated (still consistent with the records).
+//!
+//! # Threads
+//!
+//! [`DedupOptions::threads`] only changes how the work is spread, never the result: the record
+//! checks split by id range (`par.rs`), and the reference-type order runs beside phases 2–4.
 
 mod compact;
 mod fwd;
@@ -77,6 +82,8 @@ mod refs;
 mod strings;
 mod structs;
 mod table;
+
+use std::sync::Arc;
 
 use crate::btf::kinds::{Kind, MAX_TYPE_ID};
 use crate::btf::Btf;
@@ -146,8 +153,6 @@ pub(crate) mod kind {
 
 /// `BTF_UNPROCESSED_ID`.
 pub(crate) const UNPROCESSED: u32 = u32::MAX;
-/// `BTF_IN_PROGRESS_ID`.
-pub(crate) const IN_PROGRESS: u32 = u32::MAX - 1;
 /// `BTF_MAX_NR_TYPES`: map values above it are not ids.
 pub(crate) const MAX_NR_TYPES: u32 = 0x7fff_ffff;
 
@@ -279,8 +284,9 @@ struct Node {
 pub(crate) struct Types {
     /// `void` (three zero words) followed by every base record, all levels flattened.
     base: Vec<u32>,
-    /// The own records, moved out of the [`Btf`] and rewritten in place.
-    own: Vec<u32>,
+    /// The own records, moved out of the [`Btf`]; read-only from then on, and shared with
+    /// the thread that orders the reference types.
+    own: Arc<Vec<u32>>,
     /// Per id: the canonical map, the hypothetical map, the word offset of its record (into
     /// `base` below `start_id`, into `own` from it on) and its raw kind.
     nodes: Vec<Node>,
@@ -306,19 +312,13 @@ impl Types {
         &t[..record_len(kind_of(t), vlen(t))]
     }
 
-    /// Word `field` of the own record of `id`, for in-place rewriting.
-    pub(crate) fn own_word_mut(&mut self, id: u32, field: usize) -> &mut u32 {
-        let off = self.nodes[id as usize].off as usize;
-        &mut self.own[off + field]
-    }
-
     /// The raw kind of `id`, from the per-id cell (no record access).
     #[inline(always)]
     pub(crate) fn kind(&self, id: u32) -> u32 {
         self.nodes[id as usize].kind
     }
 
-    /// `map[id]`: the canonical id, or `UNPROCESSED` / `IN_PROGRESS`.
+    /// `map[id]`: the canonical id, or `UNPROCESSED`.
     #[inline(always)]
     pub(crate) fn map(&self, id: u32) -> u32 {
         self.nodes[id as usize].map
@@ -355,8 +355,9 @@ pub(crate) struct Dedup {
     pub(crate) table: CandTable,
     /// Pending (candidate, canonical) pairs of the running `is_equiv`.
     pub(crate) equiv_stack: Vec<(u32, u32)>,
-    /// Frames (type id, next field) of the running reference-type DFS.
-    pub(crate) ref_stack: Vec<(u32, u32)>,
+    /// The word offset of each own record, until the reference types are ordered.
+    own_offs: Vec<u32>,
+    threads: usize,
 }
 
 impl Node {
@@ -400,8 +401,8 @@ impl Dedup {
             }
         }
         let (words, own_offs, _) = btf.raw_parts_mut();
-        let own = std::mem::take(words);
-        *own_offs = Vec::new();
+        let own = Arc::new(std::mem::take(words));
+        let own_offs = std::mem::take(own_offs);
         Dedup {
             types: Types {
                 base,
@@ -413,7 +414,8 @@ impl Dedup {
             hypot_adjust_canon: false,
             table: CandTable::new(opts.force_collisions, cnt / 4),
             equiv_stack: Vec::new(),
-            ref_stack: Vec::new(),
+            own_offs,
+            threads: opts.threads,
         }
     }
 
@@ -421,15 +423,41 @@ impl Dedup {
     fn into_own_records(self) -> (Vec<u32>, Vec<u32>) {
         let start = self.types.start_id as usize;
         let offs = self.types.nodes[start..].iter().map(|n| n.off).collect();
-        (self.types.own, offs)
+        let own = Arc::try_unwrap(self.types.own).unwrap_or_else(|shared| (*shared).clone());
+        (own, offs)
     }
 
     fn run(&mut self) -> Result<()> {
         self.prep()?;
+        let own = Arc::clone(&self.types.own);
+        let offs = std::mem::take(&mut self.own_offs);
+        let start_id = self.types.start_id;
+        let order = if self.threads == 1 {
+            self.dedup_non_ref_types()?;
+            refs::finish_order(&own, &offs, start_id)?
+        } else {
+            // The order of the reference types depends on the type graph alone: work it out
+            // on another core while the struct phase runs.
+            std::thread::scope(|s| {
+                let helper = s.spawn(|| refs::finish_order(&own, &offs, start_id));
+                let phases = self.dedup_non_ref_types();
+                let order = helper
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p));
+                phases.and(order)
+            })?
+        };
+        drop((own, offs));
+        self.dedup_ref_types(&order);
+        Ok(())
+    }
+
+    /// Phases 2 to 4.
+    fn dedup_non_ref_types(&mut self) -> Result<()> {
         self.dedup_prim_types();
         self.dedup_struct_types()?;
         self.resolve_fwds();
-        self.dedup_ref_types()
+        Ok(())
     }
 
     /// `btf_dedup_prep`: base types are canonical and become candidates.

@@ -2,8 +2,6 @@
 //! how the ids are split use it (each id's outcome is a function of that id alone, and errors
 //! are reported for the lowest id), so the output is the same for every thread count.
 
-use std::ops::Range;
-
 /// Below this many items a pass runs on the calling thread: spawning would cost more.
 const MIN_PARALLEL: usize = 1 << 16;
 
@@ -33,24 +31,6 @@ pub(crate) fn for_chunks_mut<T: Send, R: Send>(
         .chunks_mut(per)
         .enumerate()
         .map(|(i, chunk)| move || f(i * per, chunk))
-        .collect())
-}
-
-/// Calls `f` on contiguous sub-ranges of `range` in parallel; returns the results in order.
-pub(crate) fn map_ranges<R: Send>(
-    range: Range<usize>,
-    threads: usize,
-    f: impl Fn(Range<usize>) -> R + Sync,
-) -> Vec<R> {
-    let per = range
-        .len()
-        .div_ceil(thread_count(range.len(), threads))
-        .max(1);
-    let f = &f;
-    run(range
-        .clone()
-        .step_by(per)
-        .map(|lo| move || f(lo..(lo + per).min(range.end)))
         .collect())
 }
 

@@ -1,21 +1,52 @@
 //! Phase 5: reference types (libbpf `btf_dedup_ref_types`).
 //!
-//! PTR, CONST, VOLATILE, RESTRICT, TYPE_TAG, FUNC, DECL_TAG, ARRAY and FUNC_PROTO. Everything
-//! they can bottom out in (primitives, structs, unions, typedefs, VAR, DATASEC) is already
-//! mapped, so a depth-first walk first rewrites each referenced id *in place* to its canonical
-//! id, after which the record is stable and is looked up by exact equality. The first type of
-//! an equivalence class to *finish* (DFS post-order, roots in id order) becomes canonical.
+//! PTR, CONST, VOLATILE, RESTRICT, TYPE_TAG, FUNC, DECL_TAG, ARRAY and FUNC_PROTO. libbpf walks
+//! them depth first from each unprocessed type in id order: the referenced ids of a type are
+//! canonicalised first, then the now-stable record is looked up by exact equality among the
+//! canonical types, so the first type of an equivalence class to *finish* becomes canonical.
 //!
-//! libbpf recurses; this walk keeps an explicit stack of frames `(type id, next field)`, so
-//! chains of any depth run in constant native stack. A type met again while in progress is a
-//! cycle through reference types only, which C cannot produce: `Err`, like libbpf's `-ELOOP`.
+//! That is done here in two steps with the same outcome:
+//!
+//! 1. [`finish_order`]: the order in which libbpf's walk finishes the reference types. It
+//!    depends on the type graph alone (everything a reference type can bottom out in —
+//!    primitives, structs, unions, typedefs, VAR, DATASEC, base types — is already mapped when
+//!    the phase starts, and no reference type is), so it is computed on another thread while
+//!    the struct phase runs. A reference type met again while in progress is a cycle through
+//!    reference types only, which C cannot produce: `Err`, like libbpf's `-ELOOP`.
+//! 2. [`Dedup::dedup_ref_types`]: in that order, each type's record with its referenced ids
+//!    canonicalised is looked up among the classes seen so far; the first member of a class is
+//!    its canonical type. In split BTF a class first looks for an equal base type through the
+//!    candidate table, in libbpf's candidate order, as libbpf's lookup does.
+//!
+//! libbpf writes the canonical ids into the records as it goes; here the records stay as they
+//! are, since compaction rewrites every reference through the canonical map anyway.
+
+use hashbrown::HashTable;
+use rustc_hash::FxHasher;
+use std::hash::{Hash, Hasher};
 
 use super::hash::{self, kind_of, vlen};
-use super::{kind, Dedup, IN_PROGRESS, MAX_NR_TYPES};
+use super::{for_each_id_field, kind, Dedup};
 use crate::error::{Error, Result};
 
 /// An exact-equality predicate on two records.
 type Equal = fn(&[u32], &[u32]) -> bool;
+
+/// Whether libbpf's reference-type phase deduplicates the raw kind `k`.
+fn is_ref_kind(k: u32) -> bool {
+    matches!(
+        k,
+        kind::CONST
+            | kind::VOLATILE
+            | kind::RESTRICT
+            | kind::PTR
+            | kind::FUNC
+            | kind::TYPE_TAG
+            | kind::DECL_TAG
+            | kind::ARRAY
+            | kind::FUNC_PROTO
+    )
+}
 
 /// Word index of the `i`-th referenced id of a reference type, in libbpf's visiting order,
 /// or `None` past the last one.
@@ -31,105 +62,136 @@ fn ref_field(t: &[u32], i: usize) -> Option<usize> {
     }
 }
 
-impl Dedup {
-    pub(crate) fn dedup_ref_types(&mut self) -> Result<()> {
-        for id in self.types.start_id..self.types.type_cnt() {
-            if self.types.map(id) <= MAX_NR_TYPES {
+/// The own reference types (ids from `start_id`; records in `own` at word offsets `offs`) in
+/// the order libbpf's depth-first walk finishes them.
+pub(crate) fn finish_order(own: &[u32], offs: &[u32], start_id: u32) -> Result<Vec<u32>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        Unseen,
+        Open,
+        Done,
+    }
+    let rec = |id: u32| &own[offs[(id - start_id) as usize] as usize..];
+    let is_ref = |id: u32| id >= start_id && is_ref_kind(kind_of(rec(id)));
+    let mut state = vec![State::Unseen; offs.len()];
+    let mut order = Vec::new();
+    let mut stack: Vec<(u32, usize)> = Vec::new();
+    for root in start_id..start_id + offs.len() as u32 {
+        if !is_ref(root) || state[(root - start_id) as usize] == State::Done {
+            continue;
+        }
+        state[(root - start_id) as usize] = State::Open;
+        stack.push((root, 0));
+        while let Some(top) = stack.last_mut() {
+            let (id, pos) = *top;
+            let Some(field) = ref_field(rec(id), pos) else {
+                state[(id - start_id) as usize] = State::Done;
+                order.push(id);
+                stack.pop();
                 continue;
-            }
-            self.ref_type(id)?;
-        }
-        Ok(())
-    }
-
-    /// Starts deduplicating `id`: `Ok(Some(canonical))` if it is already decided, `Ok(None)`
-    /// after marking it in progress.
-    fn enter(&mut self, id: u32) -> Result<Option<u32>> {
-        let m = self.types.map(id);
-        if m == IN_PROGRESS {
-            return Err(Error::BadBtf(format!(
-                "type [{id}] is part of a reference type cycle"
-            )));
-        }
-        if m <= MAX_NR_TYPES {
-            return Ok(Some(self.resolve(id)));
-        }
-        match self.types.kind(id) {
-            kind::CONST
-            | kind::VOLATILE
-            | kind::RESTRICT
-            | kind::PTR
-            | kind::FUNC
-            | kind::TYPE_TAG
-            | kind::DECL_TAG
-            | kind::ARRAY
-            | kind::FUNC_PROTO => {
-                self.types.set_map(id, IN_PROGRESS);
-                Ok(None)
-            }
-            k => Err(Error::BadBtf(format!(
-                "type [{id}] of kind {k} is unexpectedly unresolved"
-            ))),
-        }
-    }
-
-    /// `btf_dedup_ref_type(root)` with an explicit stack.
-    fn ref_type(&mut self, root: u32) -> Result<()> {
-        if self.enter(root)?.is_some() {
-            return Ok(());
-        }
-        self.ref_stack.clear();
-        self.ref_stack.push((root, 0));
-        while let Some(&(id, pos)) = self.ref_stack.last() {
-            let t = self.types.rec(id);
-            if let Some(field) = ref_field(t, pos as usize) {
-                let child = t[field];
-                match self.enter(child)? {
-                    Some(r) => self.set_field(id, field, r),
-                    None => self.ref_stack.push((child, 0)),
-                }
-                continue;
-            }
-            let new_id = self.finish_ref(id);
-            self.ref_stack.pop();
-            if let Some(&(parent, ppos)) = self.ref_stack.last() {
-                let field = ref_field(self.types.rec(parent), ppos as usize)
-                    .expect("a parent frame waits on an existing field");
-                self.set_field(parent, field, new_id);
-            }
-        }
-        Ok(())
-    }
-
-    /// Writes a resolved id into field `field` of the frame on top for `id`, and moves on.
-    fn set_field(&mut self, id: u32, field: usize, value: u32) {
-        *self.types.own_word_mut(id, field) = value;
-        if let Some(top) = self.ref_stack.last_mut() {
+            };
             top.1 += 1;
+            let child = rec(id)[field];
+            if !is_ref(child) {
+                continue;
+            }
+            match state[(child - start_id) as usize] {
+                State::Done => {}
+                State::Open => {
+                    return Err(Error::BadBtf(format!(
+                        "type [{child}] is part of a reference type cycle"
+                    )))
+                }
+                State::Unseen => {
+                    state[(child - start_id) as usize] = State::Open;
+                    stack.push((child, 0));
+                }
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// The canonical reference types found so far, by canonicalised record.
+#[derive(Default)]
+struct Classes {
+    /// `(canonical id, start, len)` of each class's record in `words`.
+    table: HashTable<(u32, u32, u32)>,
+    words: Vec<u32>,
+}
+
+impl Classes {
+    fn find(&self, h: u64, key: &[u32]) -> Option<u32> {
+        self.table
+            .find(h, |&(_, s, n)| {
+                &self.words[s as usize..(s + n) as usize] == key
+            })
+            .map(|&(id, _, _)| id)
+    }
+
+    fn insert(&mut self, h: u64, key: &[u32], id: u32) {
+        let start = self.words.len() as u32;
+        self.words.extend_from_slice(key);
+        let words = &self.words;
+        self.table
+            .insert_unique(h, (id, start, key.len() as u32), |&(_, s, n)| {
+                fx_hash(&words[s as usize..(s + n) as usize])
+            });
+    }
+}
+
+fn fx_hash(words: &[u32]) -> u64 {
+    let mut h = FxHasher::default();
+    words.hash(&mut h);
+    h.finish()
+}
+
+impl Dedup {
+    /// Maps every own reference type, visited in `order` (see [`finish_order`]), to its
+    /// canonical type.
+    pub(crate) fn dedup_ref_types(&mut self, order: &[u32]) {
+        let mut classes = Classes::default();
+        let mut key = Vec::new();
+        for &id in order {
+            self.canonical_record(id, &mut key);
+            let h = fx_hash(&key);
+            let canon = match classes.find(h, &key) {
+                Some(c) => c,
+                None => {
+                    let c = self.base_equal(&key).unwrap_or(id);
+                    classes.insert(h, &key, c);
+                    c
+                }
+            };
+            self.types.set_map(id, canon);
         }
     }
 
-    /// All fields of `id` are canonical: look it up, record the decision, return it.
-    fn finish_ref(&mut self, id: u32) -> u32 {
-        let t = self.types.rec(id);
+    /// The record of `id` with every referenced id replaced by its canonical id.
+    fn canonical_record(&self, id: u32, key: &mut Vec<u32>) {
+        key.clear();
+        key.extend_from_slice(self.types.rec_exact(id));
+        for_each_id_field(key[1], |i| key[i] = self.resolve(key[i]));
+    }
+
+    /// The base type libbpf's lookup would find equal to the canonicalised record `t`, if any
+    /// (split BTF; the candidate table holds no own reference type).
+    fn base_equal(&self, t: &[u32]) -> Option<u32> {
+        if self.types.start_id == 1 {
+            return None;
+        }
         let (h, eq): (u64, Equal) = match kind_of(t) {
             kind::DECL_TAG => (hash::hash_int_decl_tag(t), hash::equal_int_tag),
             kind::ARRAY => (hash::hash_array(t), hash::equal_array),
             kind::FUNC_PROTO => (hash::hash_fnproto(t), hash::equal_fnproto),
             _ => (hash::hash_common(t), hash::equal_common),
         };
-        let mut new_id = id;
         let mut cur = self.table.cursor(h);
         while let Some(c) = self.table.next(&mut cur, h) {
             if eq(t, self.types.rec(c)) {
-                new_id = c;
-                break;
+                return Some(c);
             }
         }
-        self.types.set_map(id, new_id);
-        if new_id == id {
-            self.table.append(h, id);
-        }
-        new_id
+        None
     }
 }
