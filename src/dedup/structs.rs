@@ -317,9 +317,20 @@ impl Dedup {
     }
 
     /// `btf_dedup_merge_hypot_map`: records FWD resolutions and struct pre-mappings.
+    ///
+    /// Only pairs whose canonical side is a FWD, STRUCT or UNION can write: any other kind
+    /// resolves to its own kind (nothing maps a struct to a FWD, and reference types are not
+    /// mapped before phase 5), and its candidate, which passed the comparison, has that kind
+    /// too. The others are skipped without resolving them (most pairs are pointers).
     fn merge_hypot_map(&mut self) {
         for i in 0..self.hypot_list.len() {
             let canon = self.hypot_list[i];
+            if !matches!(
+                self.types.kind(canon),
+                kind::FWD | kind::STRUCT | kind::UNION
+            ) {
+                continue;
+            }
             let targ = self.types.hypot(canon);
             let t_id = self.resolve(targ);
             let c_id = self.resolve(canon);
