@@ -7,17 +7,36 @@
 //! compatible candidate, while a full enum meeting a compatible canonical *fwd* re-points that
 //! fwd to itself and keeps scanning.
 
+use rustc_hash::{FxHashMap, FxHashSet};
+
 use super::hash::{self, kind_of};
 use super::{kind, Dedup};
 
+/// A shortcut past libbpf's candidate chain for full enums. Enums hash by name alone, so all
+/// anonymous enums share one chain, walked from the start for each of them. For a full enum
+/// whose name no canonical enum forward declaration carries, the walk has no side effect and
+/// stops at the one canonical enum equal to it (canonical enums are pairwise unequal), so an
+/// exact index by record gives the same answer. Not used for split BTF, whose base may hold
+/// equal enums (the chain order would pick among them).
+struct EnumIndex {
+    enabled: bool,
+    fwd_names: FxHashSet<u32>,
+    full: FxHashMap<Box<[u32]>, u32>,
+}
+
 impl Dedup {
     pub(crate) fn dedup_prim_types(&mut self) {
+        let mut enums = EnumIndex {
+            enabled: self.types.start_id == 1,
+            fwd_names: FxHashSet::default(),
+            full: FxHashMap::default(),
+        };
         for id in self.types.start_id..self.types.type_cnt() {
-            self.dedup_prim_type(id);
+            self.dedup_prim_type(id, &mut enums);
         }
     }
 
-    fn dedup_prim_type(&mut self, id: u32) {
+    fn dedup_prim_type(&mut self, id: u32, enums: &mut EnumIndex) {
         let t = self.types.rec(id);
         let mut new_id = id;
         let h;
@@ -35,19 +54,19 @@ impl Dedup {
             kind::ENUM | kind::ENUM64 => {
                 h = hash::hash_enum(t);
                 let enum_fwd = hash::is_enum_fwd(t);
-                let mut cur = self.table.cursor(h);
-                while let Some(c) = self.table.next(&mut cur, h) {
-                    let (t, cand) = (self.types.rec(id), self.types.rec(c));
-                    if hash::equal_enum(t, cand) {
+                if enums.enabled && !enum_fwd && !enums.fwd_names.contains(&t[0]) {
+                    if let Some(&c) = enums.full.get(self.types.rec_exact(id)) {
                         new_id = c;
-                        break;
                     }
-                    if hash::compat_enum(t, cand) {
-                        if enum_fwd {
-                            new_id = c;
-                            break;
-                        }
-                        self.types.set_map(c, id);
+                } else {
+                    new_id = self.enum_chain(id, h, enum_fwd);
+                }
+                if new_id == id {
+                    let t = self.types.rec_exact(id);
+                    if enum_fwd {
+                        enums.fwd_names.insert(t[0]);
+                    } else {
+                        enums.full.insert(t.into(), id);
                     }
                 }
             }
@@ -67,5 +86,25 @@ impl Dedup {
         if new_id == id {
             self.table.append(h, id);
         }
+    }
+
+    /// libbpf's candidate walk for an enum: the first equal candidate, or for a forward
+    /// declaration the first compatible one; a full enum meeting a compatible canonical
+    /// forward declaration re-points it to itself and walks on.
+    fn enum_chain(&mut self, id: u32, h: u64, enum_fwd: bool) -> u32 {
+        let mut cur = self.table.cursor(h);
+        while let Some(c) = self.table.next(&mut cur, h) {
+            let (t, cand) = (self.types.rec(id), self.types.rec(c));
+            if hash::equal_enum(t, cand) {
+                return c;
+            }
+            if hash::compat_enum(t, cand) {
+                if enum_fwd {
+                    return c;
+                }
+                self.types.set_map(c, id);
+            }
+        }
+        id
     }
 }
