@@ -105,13 +105,13 @@ pub struct DedupOptions {
 /// Deduplicates `btf` in place with libbpf v1.7.0 `btf__dedup` semantics. Split BTF is
 /// deduplicated against its base, which is never modified.
 pub fn dedup(btf: &mut Btf, opts: &DedupOptions) -> Result<()> {
-    let nodes = own_nodes(btf, opts.threads)?;
+    let recs = own_recs(btf, opts.threads)?;
     check_base(btf)?;
     if !btf.strs_deduped {
         strings::dedup_strings(btf)?;
         btf.strs_deduped = true;
     }
-    let mut d = Dedup::new(btf, nodes, opts);
+    let mut d = Dedup::new(btf, recs, opts);
     let result = d.run().and_then(|()| d.compact_and_remap());
     let (words, offs, _) = btf.raw_parts_mut();
     match result {
@@ -166,23 +166,23 @@ fn record_len(k: u32, vlen: usize) -> usize {
 
 /// Checks what the phases rely on in the own records — laid out as their kinds say, known
 /// kinds, every referenced id (in libbpf's IDS field order, FWD's `type` included) below the
-/// type count — and builds their cells (the base's are left for [`Dedup::new`]), in
-/// parallel. An error names the lowest bad id.
-fn own_nodes(btf: &Btf, threads: usize) -> Result<Vec<Node>> {
+/// type count — and notes where each is and its kind (the base's are left for
+/// [`Dedup::new`]), in parallel. An error names the lowest bad id.
+fn own_recs(btf: &Btf, threads: usize) -> Result<Vec<Rec>> {
     let (start, cnt) = (btf.start_id(), btf.type_cnt());
     let offs = btf.type_offsets();
-    let mut nodes = vec![Node::VOID; cnt as usize];
-    let own = &mut nodes[start as usize..];
+    let mut recs = vec![Rec::VOID; cnt as usize];
+    let own = &mut recs[start as usize..];
     let covered = par::for_chunks_mut(own, threads, |first, chunk| {
         let mut covered = 0usize;
-        for (i, node) in chunk.iter_mut().enumerate() {
+        for (i, rec) in chunk.iter_mut().enumerate() {
             let id = start + (first + i) as u32;
             let t = btf
                 .type_by_id(id)
                 .ok_or_else(|| Error::BadBtf(format!("type [{id}] is missing")))?;
             check_record(id, t.words, cnt)?;
             covered += t.words.len();
-            *node = Node::new(id, offs[first + i] as usize, t.words);
+            *rec = Rec::new(offs[first + i] as usize, t.words);
         }
         Ok(covered)
     });
@@ -192,10 +192,10 @@ fn own_nodes(btf: &Btf, threads: usize) -> Result<Vec<Node>> {
             "type records do not cover the type section".into(),
         ));
     }
-    Ok(nodes)
+    Ok(recs)
 }
 
-/// The checks of [`own_nodes`] for the base records, which equivalence checks walk into.
+/// The checks of [`own_recs`] for the base records, which equivalence checks walk into.
 fn check_base(btf: &Btf) -> Result<()> {
     let Some(base) = btf.base() else {
         return Ok(());
@@ -268,16 +268,20 @@ pub(crate) fn for_each_id_field(info: u32, mut f: impl FnMut(usize)) {
     }
 }
 
-/// Everything the phases keep per type id, in one 16-byte cell: following an id (its map
-/// entry, its hypothetical entry, its kind, where its record is) costs one cache line, which is
-/// what the struct phase's random walks over the type graph are bound by.
+/// Where a type's record is (word offset into `base` below `start_id`, into `own` from it
+/// on) and its raw kind; fixed once dedup starts, so shared with the thread that orders the
+/// reference types.
 #[derive(Clone, Copy)]
-#[repr(C, align(16))]
-struct Node {
-    map: u32,
-    hypot: u32,
+pub(crate) struct Rec {
     off: u32,
     kind: u32,
+}
+
+/// A type's `map` and `hypot_map` entries, side by side.
+#[derive(Clone, Copy)]
+struct State {
+    map: u32,
+    hypot: u32,
 }
 
 /// All type records, base and own, addressable by id, with the per-id dedup state.
@@ -287,9 +291,10 @@ pub(crate) struct Types {
     /// The own records, moved out of the [`Btf`]; read-only from then on, and shared with
     /// the thread that orders the reference types.
     own: Arc<Vec<u32>>,
-    /// Per id: the canonical map, the hypothetical map, the word offset of its record (into
-    /// `base` below `start_id`, into `own` from it on) and its raw kind.
-    nodes: Vec<Node>,
+    /// Per id: where its record is, and its kind.
+    recs: Arc<Vec<Rec>>,
+    /// Per id: the canonical and hypothetical maps.
+    state: Vec<State>,
     start_id: u32,
 }
 
@@ -298,7 +303,7 @@ impl Types {
     /// callers read the fixed fields and `vlen` entries only.
     #[inline(always)]
     pub(crate) fn rec(&self, id: u32) -> &[u32] {
-        let off = self.nodes[id as usize].off as usize;
+        let off = self.recs[id as usize].off as usize;
         if id < self.start_id {
             &self.base[off..]
         } else {
@@ -312,42 +317,42 @@ impl Types {
         &t[..record_len(kind_of(t), vlen(t))]
     }
 
-    /// The raw kind of `id`, from the per-id cell (no record access).
+    /// The raw kind of `id`, without reading its record.
     #[inline(always)]
     pub(crate) fn kind(&self, id: u32) -> u32 {
-        self.nodes[id as usize].kind
+        self.recs[id as usize].kind
     }
 
     /// `map[id]`: the canonical id, or `UNPROCESSED`.
     #[inline(always)]
     pub(crate) fn map(&self, id: u32) -> u32 {
-        self.nodes[id as usize].map
+        self.state[id as usize].map
     }
 
     #[inline(always)]
     pub(crate) fn set_map(&mut self, id: u32, to: u32) {
-        self.nodes[id as usize].map = to;
+        self.state[id as usize].map = to;
     }
 
     /// `hypot_map[id]`: the candidate hypothetically equivalent to canonical `id`.
     #[inline(always)]
     pub(crate) fn hypot(&self, id: u32) -> u32 {
-        self.nodes[id as usize].hypot
+        self.state[id as usize].hypot
     }
 
     #[inline(always)]
     pub(crate) fn set_hypot(&mut self, id: u32, to: u32) {
-        self.nodes[id as usize].hypot = to;
+        self.state[id as usize].hypot = to;
     }
 
     /// One past the highest id.
     pub(crate) fn type_cnt(&self) -> u32 {
-        self.nodes.len() as u32
+        self.state.len() as u32
     }
 }
 
 /// The dedup state (libbpf's `struct btf_dedup`); `map` and `hypot_map` live in
-/// [`Types`]' per-id cells.
+/// [`Types`].
 pub(crate) struct Dedup {
     pub(crate) types: Types,
     pub(crate) hypot_list: Vec<u32>,
@@ -355,66 +360,66 @@ pub(crate) struct Dedup {
     pub(crate) table: CandTable,
     /// Pending (candidate, canonical) pairs of the running `is_equiv`.
     pub(crate) equiv_stack: Vec<(u32, u32)>,
-    /// The word offset of each own record, until the reference types are ordered.
-    own_offs: Vec<u32>,
     threads: usize,
 }
 
-impl Node {
-    /// The cell of `void`, also a placeholder.
-    const VOID: Node = Node {
-        map: 0,
-        hypot: UNPROCESSED,
+impl Rec {
+    /// The entry of `void`, also a placeholder.
+    const VOID: Rec = Rec {
         off: 0,
         kind: kind::UNKN,
     };
 
-    /// The initial cell of `id` with its record at `off`: unprocessed, except VAR and DATASEC,
-    /// which are never deduplicated and map to themselves from the start.
-    fn new(id: u32, off: usize, rec: &[u32]) -> Node {
-        let kind = kind_of(rec);
-        let map = if matches!(kind, kind::VAR | kind::DATASEC) {
-            id
-        } else {
-            UNPROCESSED
-        };
-        Node {
-            map,
-            hypot: UNPROCESSED,
+    fn new(off: usize, rec: &[u32]) -> Rec {
+        Rec {
             off: off as u32,
-            kind,
+            kind: kind_of(rec),
         }
     }
 }
 
 impl Dedup {
-    /// `btf_dedup_new`: moves the own records out of `btf` and takes their cells.
-    fn new(btf: &mut Btf, mut nodes: Vec<Node>, opts: &DedupOptions) -> Self {
+    /// `btf_dedup_new`: moves the own records out of `btf` (their offsets are in `recs`,
+    /// which lacks the base's) and initialises the maps: everything unprocessed, except VAR
+    /// and DATASEC, which are never deduplicated and map to themselves from the start.
+    fn new(btf: &mut Btf, mut recs: Vec<Rec>, opts: &DedupOptions) -> Self {
         let start_id = btf.start_id();
         let cnt = btf.type_cnt() as usize;
         let mut base = vec![0u32; 3];
         if let Some(b) = btf.base() {
             for id in 1..start_id {
                 let t = b.type_by_id(id).expect("checked by check_base");
-                nodes[id as usize] = Node::new(id, base.len(), t.words);
+                recs[id as usize] = Rec::new(base.len(), t.words);
                 base.extend_from_slice(t.words);
             }
         }
         let (words, own_offs, _) = btf.raw_parts_mut();
         let own = Arc::new(std::mem::take(words));
-        let own_offs = std::mem::take(own_offs);
+        *own_offs = Vec::new();
+        let state = recs
+            .iter()
+            .enumerate()
+            .map(|(id, r)| State {
+                map: match (id, r.kind) {
+                    (0, _) => 0,
+                    (_, kind::VAR | kind::DATASEC) => id as u32,
+                    _ => UNPROCESSED,
+                },
+                hypot: UNPROCESSED,
+            })
+            .collect();
         Dedup {
             types: Types {
                 base,
                 own,
-                nodes,
+                recs: Arc::new(recs),
+                state,
                 start_id,
             },
             hypot_list: Vec::new(),
             hypot_adjust_canon: false,
             table: CandTable::new(opts.force_collisions, cnt / 4),
             equiv_stack: Vec::new(),
-            own_offs,
             threads: opts.threads,
         }
     }
@@ -422,7 +427,7 @@ impl Dedup {
     /// The own records and their offsets, handed back after a failure.
     fn into_own_records(self) -> (Vec<u32>, Vec<u32>) {
         let start = self.types.start_id as usize;
-        let offs = self.types.nodes[start..].iter().map(|n| n.off).collect();
+        let offs = self.types.recs[start..].iter().map(|r| r.off).collect();
         let own = Arc::try_unwrap(self.types.own).unwrap_or_else(|shared| (*shared).clone());
         (own, offs)
     }
@@ -430,16 +435,16 @@ impl Dedup {
     fn run(&mut self) -> Result<()> {
         self.prep()?;
         let own = Arc::clone(&self.types.own);
-        let offs = std::mem::take(&mut self.own_offs);
+        let recs = Arc::clone(&self.types.recs);
         let start_id = self.types.start_id;
         let order = if self.threads == 1 {
             self.dedup_non_ref_types()?;
-            refs::finish_order(&own, &offs, start_id)?
+            refs::finish_order(&own, &recs, start_id)?
         } else {
             // The order of the reference types depends on the type graph alone: work it out
             // on another core while the struct phase runs.
             std::thread::scope(|s| {
-                let helper = s.spawn(|| refs::finish_order(&own, &offs, start_id));
+                let helper = s.spawn(|| refs::finish_order(&own, &recs, start_id));
                 let phases = self.dedup_non_ref_types();
                 let order = helper
                     .join()
@@ -447,7 +452,7 @@ impl Dedup {
                 phases.and(order)
             })?
         };
-        drop((own, offs));
+        drop((own, recs));
         self.dedup_ref_types(&order);
         Ok(())
     }

@@ -26,7 +26,7 @@ use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
 
 use super::hash::{self, kind_of, vlen};
-use super::{for_each_id_field, kind, Dedup};
+use super::{for_each_id_field, kind, Dedup, Rec};
 use crate::error::{Error, Result};
 
 /// An exact-equality predicate on two records.
@@ -62,21 +62,22 @@ fn ref_field(t: &[u32], i: usize) -> Option<usize> {
     }
 }
 
-/// The own reference types (ids from `start_id`; records in `own` at word offsets `offs`) in
-/// the order libbpf's depth-first walk finishes them.
-pub(crate) fn finish_order(own: &[u32], offs: &[u32], start_id: u32) -> Result<Vec<u32>> {
+/// The own reference types (ids from `start_id`, records in `own` where `recs` says) in the
+/// order libbpf's depth-first walk finishes them.
+pub(crate) fn finish_order(own: &[u32], recs: &[Rec], start_id: u32) -> Result<Vec<u32>> {
     #[derive(Clone, Copy, PartialEq)]
     enum State {
         Unseen,
         Open,
         Done,
     }
-    let rec = |id: u32| &own[offs[(id - start_id) as usize] as usize..];
-    let is_ref = |id: u32| id >= start_id && is_ref_kind(kind_of(rec(id)));
-    let mut state = vec![State::Unseen; offs.len()];
+    let rec = |id: u32| &own[recs[id as usize].off as usize..];
+    let is_ref = |id: u32| id >= start_id && is_ref_kind(recs[id as usize].kind);
+    let own_cnt = recs.len() - start_id as usize;
+    let mut state = vec![State::Unseen; own_cnt];
     let mut order = Vec::new();
     let mut stack: Vec<(u32, usize)> = Vec::new();
-    for root in start_id..start_id + offs.len() as u32 {
+    for root in start_id..recs.len() as u32 {
         if !is_ref(root) || state[(root - start_id) as usize] == State::Done {
             continue;
         }
