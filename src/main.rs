@@ -278,10 +278,10 @@ fn run_encode(args: EncodeArgs) -> Result<ExitCode> {
         let phases: Vec<String> = summary
             .phases
             .iter()
-            .map(|(name, secs, mib)| format!("{name} {secs:.2}s {mib} MiB"))
+            .map(|(name, secs, mib, peak)| format!("{name} {secs:.2}s {mib}/{peak} MiB"))
             .collect();
         eprintln!(
-            "dwarf2btf: phases (end time, resident): {}",
+            "dwarf2btf: phases (end time, resident/peak so far): {}",
             phases.join(", ")
         );
     }

@@ -47,8 +47,8 @@ const BATCH_CUS: usize = 16;
 /// What a run did, for the closing line and for tests.
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
-    /// Seconds and resident MiB at the end of each phase, in order.
-    pub phases: Vec<(&'static str, f64, u64)>,
+    /// Seconds, resident MiB and peak resident MiB so far at the end of each phase, in order.
+    pub phases: Vec<(&'static str, f64, u64, u64)>,
     pub cus: usize,
     pub cus_skipped: usize,
     pub types_before_dedup: u32,
@@ -63,18 +63,20 @@ pub struct Summary {
 
 impl Summary {
     fn phase(&mut self, name: &'static str, start: Instant) {
+        let secs = start.elapsed().as_secs_f64();
         self.phases
-            .push((name, start.elapsed().as_secs_f64(), resident_mib()));
+            .push((name, secs, status_mib("VmRSS:"), status_mib("VmHWM:")));
     }
 }
 
-/// This process's resident set in MiB (0 where /proc is not available).
-fn resident_mib() -> u64 {
+/// A `/proc/self/status` size in MiB: `VmRSS:` (resident now) or `VmHWM:` (peak so far);
+/// 0 where /proc is not available.
+fn status_mib(key: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .find_map(|l| l.strip_prefix(key))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         })
         .map_or(0, |kib| kib / 1024)
