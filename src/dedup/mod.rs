@@ -45,7 +45,8 @@
 //! 5. **reference types** (`refs.rs`): PTR, CONST, VOLATILE, RESTRICT, TYPE_TAG, FUNC,
 //!    DECL_TAG, ARRAY and FUNC_PROTO, by exact equality of their records with referenced ids
 //!    canonicalised; the first copy libbpf's depth-first walk would finish becomes canonical.
-//!    That order depends on the graph alone and is computed on a second thread during 2–4.
+//!    That order depends on the graph alone, and most types can be classified as soon as the
+//!    ids they reference are final, so a second thread does both during phases 2–4.
 //! 6. **compaction and remapping** (`compact.rs`): canonical own types are kept in id order and
 //!    renumbered from `start_id`; every referenced id is rewritten through `resolve` and the
 //!    renumbering. Base types never move and are never rewritten.
@@ -71,7 +72,9 @@
 //! # Threads
 //!
 //! [`DedupOptions::threads`] only changes how the work is spread, never the result: the record
-//! checks split by id range (`par.rs`), and the reference-type order runs beside phases 2–4.
+//! checks split by id range (`par.rs`), and the reference types are ordered and mostly
+//! classified beside phases 2–4 (`refs.rs`), reading the canonical map as the struct phase
+//! writes it (hence atomics, with plain loads and stores).
 
 mod compact;
 mod fwd;
@@ -83,6 +86,7 @@ mod strings;
 mod structs;
 mod table;
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use crate::btf::kinds::{Kind, MAX_TYPE_ID};
@@ -277,13 +281,6 @@ pub(crate) struct Rec {
     kind: u32,
 }
 
-/// A type's `map` and `hypot_map` entries, side by side.
-#[derive(Clone, Copy)]
-struct State {
-    map: u32,
-    hypot: u32,
-}
-
 /// All type records, base and own, addressable by id, with the per-id dedup state.
 pub(crate) struct Types {
     /// `void` (three zero words) followed by every base record, all levels flattened.
@@ -293,8 +290,10 @@ pub(crate) struct Types {
     own: Arc<Vec<u32>>,
     /// Per id: where its record is, and its kind.
     recs: Arc<Vec<Rec>>,
-    /// Per id: the canonical and hypothetical maps.
-    state: Vec<State>,
+    /// `map`: atomic so that the thread classifying reference types can read it while the
+    /// struct phase writes it (relaxed accesses are plain loads and stores).
+    map: Arc<Vec<AtomicU32>>,
+    hypot: Vec<u32>,
     start_id: u32,
 }
 
@@ -323,31 +322,31 @@ impl Types {
         self.recs[id as usize].kind
     }
 
-    /// `map[id]`: the canonical id, or `UNPROCESSED`.
+    /// `map[id]`: the canonical id; any value above `MAX_NR_TYPES` means not mapped yet.
     #[inline(always)]
     pub(crate) fn map(&self, id: u32) -> u32 {
-        self.state[id as usize].map
+        self.map[id as usize].load(Ordering::Relaxed)
     }
 
     #[inline(always)]
     pub(crate) fn set_map(&mut self, id: u32, to: u32) {
-        self.state[id as usize].map = to;
+        self.map[id as usize].store(to, Ordering::Relaxed);
     }
 
     /// `hypot_map[id]`: the candidate hypothetically equivalent to canonical `id`.
     #[inline(always)]
     pub(crate) fn hypot(&self, id: u32) -> u32 {
-        self.state[id as usize].hypot
+        self.hypot[id as usize]
     }
 
     #[inline(always)]
     pub(crate) fn set_hypot(&mut self, id: u32, to: u32) {
-        self.state[id as usize].hypot = to;
+        self.hypot[id as usize] = to;
     }
 
     /// One past the highest id.
     pub(crate) fn type_cnt(&self) -> u32 {
-        self.state.len() as u32
+        self.recs.len() as u32
     }
 }
 
@@ -360,6 +359,9 @@ pub(crate) struct Dedup {
     pub(crate) table: CandTable,
     /// Pending (candidate, canonical) pairs of the running `is_equiv`.
     pub(crate) equiv_stack: Vec<(u32, u32)>,
+    /// How far phases 2–4 are, for the thread classifying reference types meanwhile: every
+    /// id below it is processed (`refs::DONE`: the phases are over).
+    pub(crate) progress: Arc<AtomicU32>,
     threads: usize,
 }
 
@@ -396,16 +398,15 @@ impl Dedup {
         let (words, own_offs, _) = btf.raw_parts_mut();
         let own = Arc::new(std::mem::take(words));
         *own_offs = Vec::new();
-        let state = recs
+        let map = recs
             .iter()
             .enumerate()
-            .map(|(id, r)| State {
-                map: match (id, r.kind) {
+            .map(|(id, r)| {
+                AtomicU32::new(match (id, r.kind) {
                     (0, _) => 0,
                     (_, kind::VAR | kind::DATASEC) => id as u32,
                     _ => UNPROCESSED,
-                },
-                hypot: UNPROCESSED,
+                })
             })
             .collect();
         Dedup {
@@ -413,13 +414,15 @@ impl Dedup {
                 base,
                 own,
                 recs: Arc::new(recs),
-                state,
+                map: Arc::new(map),
+                hypot: vec![UNPROCESSED; cnt],
                 start_id,
             },
             hypot_list: Vec::new(),
             hypot_adjust_canon: false,
             table: CandTable::new(opts.force_collisions, cnt / 4),
             equiv_stack: Vec::new(),
+            progress: Arc::new(AtomicU32::new(0)),
             threads: opts.threads,
         }
     }
@@ -436,24 +439,44 @@ impl Dedup {
         self.prep()?;
         let own = Arc::clone(&self.types.own);
         let recs = Arc::clone(&self.types.recs);
+        let map = Arc::clone(&self.types.map);
+        let progress = Arc::clone(&self.progress);
         let start_id = self.types.start_id;
-        let order = if self.threads == 1 {
+        if start_id > 1 {
+            // Split BTF: classes may join base types, found through the candidate table,
+            // which the struct phase is still filling; classify afterwards.
             self.dedup_non_ref_types()?;
-            refs::finish_order(&own, &recs, start_id)?
+            let order = refs::finish_order(&own, &recs, start_id)?;
+            drop((own, recs, map));
+            self.dedup_ref_types(&order);
+            return Ok(());
+        }
+        let classify = || -> Result<_> {
+            let order = refs::finish_order(&own, &recs, start_id)?;
+            let early = refs::classify_early(&own, &recs, &map, &order, &progress);
+            Ok((order, early))
+        };
+        let classified = if self.threads == 1 {
+            let phases = self.dedup_non_ref_types();
+            self.progress.store(refs::DONE, Ordering::Release);
+            phases.and_then(|()| classify())?
         } else {
-            // The order of the reference types depends on the type graph alone: work it out
-            // on another core while the struct phase runs.
+            // Reference types only need the type graph and, for each, the final canonical ids
+            // of what it references: classify them on another core while phases 2–4 run,
+            // leaving for later those whose referenced types are not final yet.
             std::thread::scope(|s| {
-                let helper = s.spawn(|| refs::finish_order(&own, &recs, start_id));
+                let helper = s.spawn(classify);
                 let phases = self.dedup_non_ref_types();
-                let order = helper
+                self.progress.store(refs::DONE, Ordering::Release);
+                let classified = helper
                     .join()
                     .unwrap_or_else(|p| std::panic::resume_unwind(p));
-                phases.and(order)
+                phases.and(classified)
             })?
         };
-        drop((own, recs));
-        self.dedup_ref_types(&order);
+        drop((own, recs, map));
+        let (order, early) = classified;
+        self.finish_ref_classes(&order, early);
         Ok(())
     }
 

@@ -5,29 +5,42 @@
 //! canonicalised first, then the now-stable record is looked up by exact equality among the
 //! canonical types, so the first type of an equivalence class to *finish* becomes canonical.
 //!
-//! That is done here in two steps with the same outcome:
+//! That is done here with the same outcome in three steps:
 //!
 //! 1. [`finish_order`]: the order in which libbpf's walk finishes the reference types. It
 //!    depends on the type graph alone (everything a reference type can bottom out in —
-//!    primitives, structs, unions, typedefs, VAR, DATASEC, base types — is already mapped when
-//!    the phase starts, and no reference type is), so it is computed on another thread while
-//!    the struct phase runs. A reference type met again while in progress is a cycle through
-//!    reference types only, which C cannot produce: `Err`, like libbpf's `-ELOOP`.
-//! 2. [`Dedup::dedup_ref_types`]: in that order, each type's record with its referenced ids
-//!    canonicalised is looked up among the classes seen so far; the first member of a class is
-//!    its canonical type. In split BTF a class first looks for an equal base type through the
-//!    candidate table, in libbpf's candidate order, as libbpf's lookup does.
+//!    primitives, structs, unions, typedefs, VAR, DATASEC, base types — is mapped when the
+//!    phase starts, and no reference type is). A reference type met again while in progress
+//!    is a cycle through reference types only, which C cannot produce: `Err`, like libbpf's
+//!    `-ELOOP`.
+//! 2. [`classify_early`], on a second thread while phases 2–4 run: in that order, each type's
+//!    record, with referenced non-reference types replaced by their canonical ids and
+//!    referenced reference types by their class numbers, is filed among the classes seen so
+//!    far. A canonical id is used only once it is final (see [`KeyView::final_id`]); a type
+//!    referencing one that is not (a FWD that may still be resolved, a type the struct phase
+//!    has not reached) is deferred, and so is everything referencing a deferred type — about
+//!    2.5 % of the kernel's 2 M reference types.
+//! 3. [`Dedup::finish_ref_classes`], after phase 4: the deferred types are filed, then every
+//!    type maps to the member of its class that finishes first — libbpf's canonical choice,
+//!    since the first member of a class to finish finds no equal canonical type.
 //!
-//! libbpf writes the canonical ids into the records as it goes; here the records stay as they
-//! are, since compaction rewrites every reference through the canonical map anyway.
+//! Class membership is exact equality of the canonicalised records, as in libbpf's lookup
+//! (a class number stands for the class's canonical id, one to one). libbpf writes the
+//! canonical ids into the records as it goes; here the records stay as they are, since
+//! compaction rewrites every reference through the canonical map anyway.
+//!
+//! Split BTF is classified after phase 4 in finish order ([`Dedup::dedup_ref_types`]): there a
+//! class may join an equal base type, found through the candidate table in libbpf's order,
+//! and that table is being filled by the struct phase until then.
 
 use hashbrown::HashTable;
 use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
 
 use super::hash::{self, kind_of, vlen};
-use super::{for_each_id_field, kind, Dedup, Rec};
+use super::{for_each_id_field, kind, record_len, Dedup, Rec, MAX_NR_TYPES};
 use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// An exact-equality predicate on two records.
 type Equal = fn(&[u32], &[u32]) -> bool;
@@ -141,6 +154,141 @@ impl Classes {
     }
 }
 
+/// `progress` once phases 2–4 are over (every canonical id final).
+pub(crate) const DONE: u32 = u32::MAX;
+/// While reference types are classified, their `map` entry holds `CLASS | class number`, or
+/// `DEFERRED` when classification waits for phases 2–4 to end. Both are above
+/// `MAX_NR_TYPES`, so every phase reads them as "not mapped", exactly as libbpf's struct phase
+/// sees reference types; and a class number in a key cannot be mistaken for a type id.
+const CLASS: u32 = 0x8000_0000;
+const DEFERRED: u32 = u32::MAX - 1;
+
+/// Reference types classified by canonicalised record (referenced reference types by class
+/// number), the canonical member of each class being the one libbpf finishes first.
+pub(crate) struct EarlyClasses {
+    classes: Classes,
+    /// Per class number: (finish position, id) of its earliest member seen so far.
+    first: Vec<(u32, u32)>,
+    /// Finish positions of the types left for after phases 2–4, in order.
+    deferred: Vec<u32>,
+}
+
+impl EarlyClasses {
+    /// Files the type at finish position `pos` under the class of `key`.
+    fn file(&mut self, key: &[u32], pos: u32, id: u32) -> u32 {
+        let h = fx_hash(key);
+        let class = match self.classes.find(h, key) {
+            Some(class) => class,
+            None => {
+                let class = self.first.len() as u32;
+                self.classes.insert(h, key, class);
+                self.first.push((pos, id));
+                class
+            }
+        };
+        let first = &mut self.first[class as usize];
+        if pos < first.0 {
+            *first = (pos, id);
+        }
+        class
+    }
+}
+
+/// What [`canonical_key`] needs to read: the records, the canonical map, and how far phases
+/// 2–4 are.
+struct KeyView<'a> {
+    own: &'a [u32],
+    recs: &'a [Rec],
+    map: &'a [AtomicU32],
+    progress: &'a AtomicU32,
+}
+
+impl KeyView<'_> {
+    /// The canonical id of the non-reference type `id` once it is final: `None` if it may
+    /// still change. Only the end of a map chain is ever rewritten, and a canonical type
+    /// other than a FWD never is (FWDs are resolved up to the end of phase 4); so a chain
+    /// ending at a canonical non-FWD type, or any chain once the phases are over, is final.
+    fn final_id(&self, id: u32) -> Option<u32> {
+        let mut done = self.progress.load(Ordering::Acquire);
+        while done != DONE && done <= id {
+            std::thread::yield_now();
+            done = self.progress.load(Ordering::Acquire);
+        }
+        let mut end = id;
+        loop {
+            let m = self.map[end as usize].load(Ordering::Relaxed);
+            if m > MAX_NR_TYPES {
+                return None;
+            }
+            if m == end {
+                break;
+            }
+            end = m;
+        }
+        (done == DONE || self.recs[end as usize].kind != kind::FWD).then_some(end)
+    }
+
+    /// The record of reference type `id` with referenced non-reference types replaced by
+    /// their final canonical ids and referenced reference types by their tagged class numbers;
+    /// `false` if one of them is not final or not classified yet.
+    fn canonical_key(&self, id: u32, key: &mut Vec<u32>) -> bool {
+        let rec = &self.own[self.recs[id as usize].off as usize..];
+        key.clear();
+        key.extend_from_slice(&rec[..record_len(kind_of(rec), vlen(rec))]);
+        let mut ok = true;
+        for_each_id_field(key[1], |i| {
+            let child = key[i];
+            if !ok || child == 0 {
+                return;
+            }
+            if is_ref_kind(self.recs[child as usize].kind) {
+                let m = self.map[child as usize].load(Ordering::Relaxed);
+                ok = m & CLASS != 0 && m != DEFERRED;
+                key[i] = m;
+            } else {
+                match self.final_id(child) {
+                    Some(c) => key[i] = c,
+                    None => ok = false,
+                }
+            }
+        });
+        ok
+    }
+}
+
+/// Classifies the reference types in finish `order` while phases 2–4 run (`progress`), as far
+/// as their referenced types are final; marks the others deferred. Non-split BTF only.
+pub(crate) fn classify_early(
+    own: &[u32],
+    recs: &[Rec],
+    map: &[AtomicU32],
+    order: &[u32],
+    progress: &AtomicU32,
+) -> EarlyClasses {
+    let view = KeyView {
+        own,
+        recs,
+        map,
+        progress,
+    };
+    let mut early = EarlyClasses {
+        classes: Classes::default(),
+        first: Vec::new(),
+        deferred: Vec::new(),
+    };
+    let mut key = Vec::new();
+    for (pos, &id) in order.iter().enumerate() {
+        let tag = if view.canonical_key(id, &mut key) {
+            CLASS | early.file(&key, pos as u32, id)
+        } else {
+            early.deferred.push(pos as u32);
+            DEFERRED
+        };
+        map[id as usize].store(tag, Ordering::Relaxed);
+    }
+    early
+}
+
 fn fx_hash(words: &[u32]) -> u64 {
     let mut h = FxHasher::default();
     words.hash(&mut h);
@@ -148,8 +296,32 @@ fn fx_hash(words: &[u32]) -> u64 {
 }
 
 impl Dedup {
-    /// Maps every own reference type, visited in `order` (see [`finish_order`]), to its
-    /// canonical type.
+    /// After phases 2–4: classifies the deferred types (everything is final now), then maps
+    /// every reference type to the earliest-finished member of its class.
+    pub(crate) fn finish_ref_classes(&mut self, order: &[u32], mut early: EarlyClasses) {
+        let view = KeyView {
+            own: &self.types.own,
+            recs: &self.types.recs,
+            map: &self.types.map,
+            progress: &self.progress,
+        };
+        let mut key = Vec::new();
+        for pos in std::mem::take(&mut early.deferred) {
+            let id = order[pos as usize];
+            let classified = view.canonical_key(id, &mut key);
+            debug_assert!(classified, "after phase 4 every referenced type is final");
+            let class = early.file(&key, pos, id);
+            view.map[id as usize].store(CLASS | class, Ordering::Relaxed);
+        }
+        for &id in order {
+            let class = self.types.map(id) & !CLASS;
+            let canon = early.first[class as usize].1;
+            self.types.set_map(id, canon);
+        }
+    }
+
+    /// Maps every own reference type of split BTF, visited in `order` (see
+    /// [`finish_order`]), to its canonical type.
     pub(crate) fn dedup_ref_types(&mut self, order: &[u32]) {
         let mut classes = Classes::default();
         let mut key = Vec::new();

@@ -20,6 +20,10 @@
 use super::hash::{self, kind_of, vlen};
 use super::{kind, Dedup, MAX_NR_TYPES, UNPROCESSED};
 use crate::error::{Error, Result};
+use std::sync::atomic::Ordering;
+
+/// How often (in ids) the struct phase tells the reference-type thread how far it is.
+const PUBLISH_EVERY: u32 = 256;
 
 /// Result of examining one (candidate, canonical) pair.
 enum Step {
@@ -33,6 +37,9 @@ impl Dedup {
     pub(crate) fn dedup_struct_types(&mut self) -> Result<()> {
         for id in self.types.start_id..self.types.type_cnt() {
             self.dedup_struct_type(id)?;
+            if id % PUBLISH_EVERY == 0 {
+                self.progress.store(id + 1, Ordering::Release);
+            }
         }
         Ok(())
     }
