@@ -156,6 +156,8 @@ impl Classes {
 
 /// `progress` once phases 2–4 are over (every canonical id final).
 pub(crate) const DONE: u32 = u32::MAX;
+/// How long the classifying thread sleeps before looking at `progress` again.
+const WAIT: std::time::Duration = std::time::Duration::from_micros(200);
 /// While reference types are classified, their `map` entry holds `CLASS | class number`, or
 /// `DEFERRED` when classification waits for phases 2–4 to end. Both are above
 /// `MAX_NR_TYPES`, so every phase reads them as "not mapped", exactly as libbpf's struct phase
@@ -211,7 +213,8 @@ impl KeyView<'_> {
     fn final_id(&self, id: u32) -> Option<u32> {
         let mut done = self.progress.load(Ordering::Acquire);
         while done != DONE && done <= id {
-            std::thread::yield_now();
+            // Sleep rather than spin: the struct phase needs the core (or its sibling).
+            std::thread::sleep(WAIT);
             done = self.progress.load(Ordering::Acquire);
         }
         let mut end = id;
