@@ -5,10 +5,10 @@
 //! * `dedup-built`: the dedup call alone on BTF built in memory, as an encoder runs it (pahole
 //!   calls `btf__dedup` on BTF it built with the add API, whose strings are already unique).
 //!
-//! Before criterion's samples it prints one Markdown table of both modes: wall time and CPU time
-//! (all threads), the median of three runs, and the peak RSS of a process that reads the input
-//! and deduplicates it from its bytes (a child per side, so that neither inherits the other's
-//! heap), with dwarf2btf/libbpf ratios.
+//! Before criterion's samples it prints one Markdown table of both modes: wall time, CPU time
+//! (all threads) and peak RSS, each the median of three runs in fresh child processes (so that
+//! neither side inherits the other's heap), with dwarf2btf/libbpf ratios. The peak is the whole
+//! child's: the input it read, plus for `built` the in-memory BTF it built first.
 //!
 //! Input: the encoder's pre-dedup BTF of the Debian 6.1 vmlinux when present
 //! (`/root/.cache/dwarf2btf/vmlinux-6.1.0-57.prededup.btf`), otherwise three concatenated
@@ -20,7 +20,7 @@ mod libbpf_oracle;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use dwarf2btf::btf::{read, write};
+use dwarf2btf::btf::{read, write, Btf};
 use dwarf2btf::dedup::{dedup, DedupOptions};
 
 const KERNEL_PREDEDUP: &str = "/root/.cache/dwarf2btf/vmlinux-6.1.0-57.prededup.btf";
@@ -61,8 +61,12 @@ fn status_kib(key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Set in a child process that runs one job (`<side>-<mode>`: `dwarf2btf` or `libbpf`,
+/// `bytes` or `built`) once and prints its wall seconds, CPU seconds and peak RSS in KiB.
+const CHILD: &str = "DWARF2BTF_DEDUP_BENCH_CHILD";
+
 /// Runs `step` on the result of `setup` (untimed); returns wall and CPU seconds.
-fn measure<T, R>(setup: impl Fn() -> T, step: impl Fn(T) -> R) -> [f64; 2] {
+fn timed<T, R>(setup: impl FnOnce() -> T, step: impl FnOnce(T) -> R) -> [f64; 2] {
     let input = setup();
     let (cpu, t) = (cpu_seconds(), Instant::now());
     let out = step(input);
@@ -72,9 +76,65 @@ fn measure<T, R>(setup: impl Fn() -> T, step: impl Fn(T) -> R) -> [f64; 2] {
     [wall, cpu]
 }
 
-/// Median of three runs of [`measure`], component by component.
-fn median3<T, R>(setup: impl Fn() -> T, step: impl Fn(T) -> R) -> [f64; 2] {
-    let runs: Vec<[f64; 2]> = (0..3).map(|_| measure(&setup, &step)).collect();
+/// In a child: runs its job and exits.
+fn child(data: &[u8]) {
+    let Ok(job) = std::env::var(CHILD) else {
+        return;
+    };
+    let parse = || read::parse(data, None).expect("input parses");
+    let ours = |mut btf: Btf| {
+        dedup(&mut btf, &DedupOptions::default()).expect("dedup");
+        btf
+    };
+    let [wall, cpu] = match job.as_str() {
+        "dwarf2btf-bytes" => timed(|| (), |()| ours(parse())),
+        "libbpf-bytes" => timed(
+            || (),
+            |()| libbpf_oracle::dedup_bytes(data, None, false).expect("libbpf dedup"),
+        ),
+        "dwarf2btf-built" => timed(
+            || {
+                let mut btf = parse();
+                btf.strs_deduped = true;
+                btf
+            },
+            ours,
+        ),
+        _ => timed(
+            || {
+                let src = libbpf_oracle::LibBtf::parse(data, None).expect("libbpf parse");
+                let mut built = libbpf_oracle::LibBtf::empty(None);
+                built.add_btf(&src).expect("btf__add_btf");
+                built
+            },
+            |mut built| {
+                built.dedup(false).expect("libbpf dedup");
+                built
+            },
+        ),
+    };
+    println!("{wall} {cpu} {}", status_kib("VmHWM"));
+    std::process::exit(0);
+}
+
+/// Median of three child runs of `job`: wall s, CPU s, peak RSS MiB.
+fn run_child(job: &str) -> [f64; 3] {
+    let runs: Vec<[f64; 3]> = (0..3)
+        .map(|_| {
+            let out = std::process::Command::new(std::env::current_exe().expect("own path"))
+                .env(CHILD, job)
+                .args(["--bench", "child"])
+                .output()
+                .expect("child runs");
+            let text = String::from_utf8_lossy(&out.stdout);
+            let last = text.lines().next_back().unwrap_or_default();
+            let v: Vec<f64> = last
+                .split_whitespace()
+                .map(|x| x.parse().unwrap_or(f64::NAN))
+                .collect();
+            [v[0], v[1], v[2] / 1024.0]
+        })
+        .collect();
     std::array::from_fn(|i| {
         let mut v: Vec<f64> = runs.iter().map(|r| r[i]).collect();
         v.sort_by(f64::total_cmp);
@@ -82,106 +142,36 @@ fn median3<T, R>(setup: impl Fn() -> T, step: impl Fn(T) -> R) -> [f64; 2] {
     })
 }
 
-/// Set in a child that deduplicates the input once (`dwarf2btf` or `libbpf`) and prints its
-/// peak RSS in KiB.
-const PEAK_CHILD: &str = "DWARF2BTF_DEDUP_PEAK_CHILD";
-
-/// In a peak-measuring child: does its one job and exits.
-fn peak_child(data: &[u8]) {
-    let Ok(side) = std::env::var(PEAK_CHILD) else {
-        return;
-    };
-    if side == "libbpf" {
-        libbpf_oracle::dedup_bytes(data, None, false).expect("libbpf dedup");
-    } else {
-        let mut btf = read::parse(data, None).expect("input parses");
-        dedup(&mut btf, &DedupOptions::default()).expect("dedup");
-    }
-    println!("{}", status_kib("VmHWM"));
-    std::process::exit(0);
-}
-
-/// Peak RSS in MiB of a child deduplicating the input from its bytes with `side`.
-fn child_peak(side: &str) -> f64 {
-    let out = std::process::Command::new(std::env::current_exe().expect("own path"))
-        .env(PEAK_CHILD, side)
-        .args(["--bench", "peak-child"])
-        .output()
-        .expect("child runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let kib: f64 = text
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .next_back()
-        .unwrap_or(f64::NAN);
-    kib / 1024.0
-}
-
-/// Prints the side-by-side table of both modes.
+/// Prints the side-by-side table of both modes, each number from fresh processes so that
+/// neither side runs on a heap the other has shaped.
 fn side_by_side(name: &str, data: &[u8]) {
-    let parse = || read::parse(data, None).expect("input parses");
-    let ours_parsed = median3(
-        || (),
-        |()| {
-            let mut btf = parse();
-            dedup(&mut btf, &DedupOptions::default()).expect("dedup");
-            btf
-        },
-    );
-    let lib_parsed = median3(
-        || (),
-        |()| libbpf_oracle::dedup_bytes(data, None, false).expect("libbpf dedup"),
-    );
-    let ours_built = median3(
-        || {
-            let mut btf = parse();
-            btf.strs_deduped = true;
-            btf
-        },
-        |mut btf| {
-            dedup(&mut btf, &DedupOptions::default()).expect("dedup");
-            btf
-        },
-    );
-    let lib_built = median3(
-        || {
-            let src = libbpf_oracle::LibBtf::parse(data, None).expect("libbpf parse");
-            let mut built = libbpf_oracle::LibBtf::empty(None);
-            built.add_btf(&src).expect("btf__add_btf");
-            built
-        },
-        |mut built| {
-            built.dedup(false).expect("libbpf dedup");
-            built
-        },
-    );
     println!(
-        "\n{name} ({} MiB), wall and CPU: median of 3\n",
+        "\n{name} ({} MiB): one process per run, median of 3; peak = the whole process's \
+         (input included)\n",
         data.len() >> 20
     );
-    println!("| mode | dwarf2btf wall / CPU | libbpf wall / CPU | ratio wall / CPU |");
+    println!(
+        "| mode | dwarf2btf wall / CPU / peak | libbpf wall / CPU / peak | ratio wall / CPU / peak |"
+    );
     println!("|---|---|---|---|");
-    for (mode, o, l) in [
-        ("bytes", ours_parsed, lib_parsed),
-        ("built", ours_built, lib_built),
-    ] {
+    for mode in ["bytes", "built"] {
+        let o = run_child(&format!("dwarf2btf-{mode}"));
+        let l = run_child(&format!("libbpf-{mode}"));
         println!(
-            "| {mode} | {:.2} s / {:.2} s | {:.2} s / {:.2} s | {:.2} / {:.2} |",
+            "| {mode} | {:.2} s / {:.2} s / {:.0} MiB | {:.2} s / {:.2} s / {:.0} MiB | \
+             {:.2} / {:.2} / {:.2} |",
             o[0],
             o[1],
+            o[2],
             l[0],
             l[1],
+            l[2],
             o[0] / l[0],
-            o[1] / l[1]
+            o[1] / l[1],
+            o[2] / l[2]
         );
     }
-    let (ours, lib) = (child_peak("dwarf2btf"), child_peak("libbpf"));
-    println!(
-        "\npeak RSS, read + dedup from bytes: dwarf2btf {ours:.0} MiB, libbpf {lib:.0} MiB \
-         (ratio {:.2}); the input itself is {} MiB of it\n",
-        ours / lib,
-        data.len() >> 20
-    );
+    println!();
 }
 
 fn bench(c: &mut Criterion) {
@@ -189,7 +179,7 @@ fn bench(c: &mut Criterion) {
         eprintln!("no benchmark input found");
         return;
     };
-    peak_child(&data);
+    child(&data);
     side_by_side(name, &data);
     let mut g = c.benchmark_group(format!("dedup/{name}"));
     g.sample_size(10).measurement_time(Duration::from_secs(30));
