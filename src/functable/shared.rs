@@ -9,7 +9,7 @@
 //! `finish` and `drop` go through the arenas, owner by owner, in allocation order.
 //!
 //! Atomics and cells come from [`crate::sync`] only, so `loom-tests/` model-checks this very
-//! code. Under `--cfg loom`, and only there, [`BROKEN_PUSH`] turns the push into a racy
+//! code. Under `--cfg loom`, and only there, `BROKEN_PUSH` turns the push into a racy
 //! load + store, so a model can show that loom catches the lost update.
 
 use std::marker::PhantomData;
