@@ -76,42 +76,46 @@ fn timed<T, R>(setup: impl FnOnce() -> T, step: impl FnOnce(T) -> R) -> [f64; 2]
     [wall, cpu]
 }
 
+/// Our side: the input parsed (strings marked unique for the built mode), then deduplicated.
+fn ours_parse(data: &[u8], built: bool) -> Btf {
+    let mut btf = read::parse(data, None).expect("input parses");
+    btf.strs_deduped = built;
+    btf
+}
+
+fn ours_dedup(mut btf: Btf) -> Btf {
+    dedup(&mut btf, &DedupOptions::default()).expect("dedup");
+    btf
+}
+
+/// libbpf's side in the built mode: the input added to an empty BTF with `btf__add_btf`,
+/// then `btf__dedup`.
+fn libbpf_built(data: &[u8]) -> libbpf_oracle::LibBtf {
+    let src = libbpf_oracle::LibBtf::parse(data, None).expect("libbpf parse");
+    let mut built = libbpf_oracle::LibBtf::empty(None);
+    built.add_btf(&src).expect("btf__add_btf");
+    built
+}
+
+fn libbpf_dedup(mut built: libbpf_oracle::LibBtf) -> libbpf_oracle::LibBtf {
+    built.dedup(false).expect("libbpf dedup");
+    built
+}
+
+fn libbpf_bytes(data: &[u8]) -> Vec<u8> {
+    libbpf_oracle::dedup_bytes(data, None, false).expect("libbpf dedup")
+}
+
 /// In a child: runs its job and exits.
 fn child(data: &[u8]) {
     let Ok(job) = std::env::var(CHILD) else {
         return;
     };
-    let parse = || read::parse(data, None).expect("input parses");
-    let ours = |mut btf: Btf| {
-        dedup(&mut btf, &DedupOptions::default()).expect("dedup");
-        btf
-    };
     let [wall, cpu] = match job.as_str() {
-        "dwarf2btf-bytes" => timed(|| (), |()| ours(parse())),
-        "libbpf-bytes" => timed(
-            || (),
-            |()| libbpf_oracle::dedup_bytes(data, None, false).expect("libbpf dedup"),
-        ),
-        "dwarf2btf-built" => timed(
-            || {
-                let mut btf = parse();
-                btf.strs_deduped = true;
-                btf
-            },
-            ours,
-        ),
-        _ => timed(
-            || {
-                let src = libbpf_oracle::LibBtf::parse(data, None).expect("libbpf parse");
-                let mut built = libbpf_oracle::LibBtf::empty(None);
-                built.add_btf(&src).expect("btf__add_btf");
-                built
-            },
-            |mut built| {
-                built.dedup(false).expect("libbpf dedup");
-                built
-            },
-        ),
+        "dwarf2btf-bytes" => timed(|| (), |()| ours_dedup(ours_parse(data, false))),
+        "libbpf-bytes" => timed(|| (), |()| libbpf_bytes(data)),
+        "dwarf2btf-built" => timed(|| ours_parse(data, true), ours_dedup),
+        _ => timed(|| libbpf_built(data), libbpf_dedup),
     };
     println!("{wall} {cpu} {}", status_kib("VmHWM"));
     std::process::exit(0);
@@ -184,15 +188,9 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group(format!("dedup/{name}"));
     g.sample_size(10).measurement_time(Duration::from_secs(30));
     g.bench_function("dwarf2btf", |b| {
-        b.iter(|| {
-            let mut btf = read::parse(&data, None).expect("input parses");
-            dedup(&mut btf, &DedupOptions::default()).expect("dedup");
-            btf
-        })
+        b.iter(|| ours_dedup(ours_parse(&data, false)))
     });
-    g.bench_function("libbpf", |b| {
-        b.iter(|| libbpf_oracle::dedup_bytes(&data, None, false).expect("libbpf dedup"))
-    });
+    g.bench_function("libbpf", |b| b.iter(|| libbpf_bytes(&data)));
     g.finish();
 
     // As inside an encoder (pahole, dwarf2btf): the BTF was built with the add API, its
@@ -201,32 +199,13 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(30));
     g.bench_function("dwarf2btf", |b| {
         b.iter_batched(
-            || {
-                let mut btf = read::parse(&data, None).expect("input parses");
-                btf.strs_deduped = true;
-                btf
-            },
-            |mut btf| {
-                dedup(&mut btf, &DedupOptions::default()).expect("dedup");
-                btf
-            },
+            || ours_parse(&data, true),
+            ours_dedup,
             BatchSize::LargeInput,
         )
     });
     g.bench_function("libbpf", |b| {
-        b.iter_batched(
-            || {
-                let src = libbpf_oracle::LibBtf::parse(&data, None).expect("libbpf parse");
-                let mut built = libbpf_oracle::LibBtf::empty(None);
-                built.add_btf(&src).expect("btf__add_btf");
-                built
-            },
-            |mut built| {
-                built.dedup(false).expect("libbpf dedup");
-                built
-            },
-            BatchSize::LargeInput,
-        )
+        b.iter_batched(|| libbpf_built(&data), libbpf_dedup, BatchSize::LargeInput)
     });
     g.finish();
 }
