@@ -176,6 +176,27 @@ pub(crate) struct EarlyClasses {
 }
 
 impl EarlyClasses {
+    /// Files the types at finish `positions` (ascending) whose keys are complete and tags
+    /// them with their class; tags the others deferred.
+    fn classify(
+        &mut self,
+        view: &KeyView,
+        order: &[u32],
+        positions: impl IntoIterator<Item = u32>,
+    ) {
+        let mut key = Vec::new();
+        for pos in positions {
+            let id = order[pos as usize];
+            let tag = if view.canonical_key(id, &mut key) {
+                CLASS | self.file(&key, pos, id)
+            } else {
+                self.deferred.push(pos);
+                DEFERRED
+            };
+            view.map[id as usize].store(tag, Ordering::Relaxed);
+        }
+    }
+
     /// Files the type at finish position `pos` under the class of `key`.
     fn file(&mut self, key: &[u32], pos: u32, id: u32) -> u32 {
         let h = fx_hash(key);
@@ -279,16 +300,7 @@ pub(crate) fn classify_early(
         first: Vec::new(),
         deferred: Vec::new(),
     };
-    let mut key = Vec::new();
-    for (pos, &id) in order.iter().enumerate() {
-        let tag = if view.canonical_key(id, &mut key) {
-            CLASS | early.file(&key, pos as u32, id)
-        } else {
-            early.deferred.push(pos as u32);
-            DEFERRED
-        };
-        map[id as usize].store(tag, Ordering::Relaxed);
-    }
+    early.classify(&view, order, 0..order.len() as u32);
     early
 }
 
@@ -308,14 +320,12 @@ impl Dedup {
             map: &self.types.map,
             progress: &self.progress,
         };
-        let mut key = Vec::new();
-        for pos in std::mem::take(&mut early.deferred) {
-            let id = order[pos as usize];
-            let classified = view.canonical_key(id, &mut key);
-            debug_assert!(classified, "after phase 4 every referenced type is final");
-            let class = early.file(&key, pos, id);
-            view.map[id as usize].store(CLASS | class, Ordering::Relaxed);
-        }
+        let deferred = std::mem::take(&mut early.deferred);
+        early.classify(&view, order, deferred);
+        debug_assert!(
+            early.deferred.is_empty(),
+            "after phase 4 every referenced type is final"
+        );
         for &id in order {
             let class = self.types.map(id) & !CLASS;
             let canon = early.first[class as usize].1;
