@@ -538,14 +538,12 @@ impl Dedup {
         }
     }
 
-    /// `resolve_fwd_id`: a FWD resolves to what it maps to only if that is not a FWD.
-    pub(crate) fn resolve_fwd(&self, id: u32) -> u32 {
-        if self.types.kind(id) != kind::FWD {
-            return id;
-        }
-        let r = self.resolve(id);
-        if self.types.kind(r) != kind::FWD {
-            r
+    /// `resolve_fwd_id` of `id`, given `resolved = resolve(id)`: a FWD resolves to what it
+    /// maps to only if that is not a FWD.
+    #[inline(always)]
+    pub(crate) fn resolve_fwd(&self, id: u32, resolved: u32) -> u32 {
+        if self.types.kind(id) == kind::FWD && self.types.kind(resolved) != kind::FWD {
+            resolved
         } else {
             id
         }

@@ -130,18 +130,27 @@ impl Dedup {
         result
     }
 
-    /// Queues a pair unless it already resolves to one type. libbpf makes that test first
-    /// thing in `is_equiv`; making it at push time is the same test with the same answer,
-    /// since nothing writes the canonical map during a check, and it spares the stack the
-    /// most common pair of all (a member whose type is already deduplicated).
+    /// Queues a pair unless libbpf's `is_equiv` would answer yes for it at once: when both
+    /// sides resolve to one type (its first test), or when the canonical side, FWD-resolved,
+    /// is already hypothetically mapped to this very candidate. Both answers stay fixed until
+    /// the check ends (nothing writes the canonical map during a check, and a hypothetical
+    /// entry stays until the map is cleared), and neither has a side effect, so deciding them
+    /// when the pair is queued gives libbpf's answer and spares the stack the two most common
+    /// pairs (a member whose type is already deduplicated, a type met again). The queued
+    /// canonical id is the FWD-resolved one.
     #[inline(always)]
     fn push_pair(&self, stack: &mut Vec<(u32, u32)>, cand: u32, canon: u32) {
-        if self.resolve(cand) != self.resolve(canon) {
+        let resolved = self.resolve(canon);
+        if self.resolve(cand) == resolved {
+            return;
+        }
+        let canon = self.resolve_fwd(canon, resolved);
+        if self.types.hypot(canon) != cand {
             stack.push((cand, canon));
         }
     }
 
-    /// The rest of libbpf's `is_equiv` for one pair that does not resolve to one type:
+    /// The rest of libbpf's `is_equiv` for one pair that [`Self::push_pair`] queued:
     /// pushes the pairs of referenced types, children in reverse so that they pop in
     /// libbpf's recursion order. After a `No` the stack is dropped, so pushing while
     /// comparing is safe.
@@ -151,7 +160,6 @@ impl Dedup {
         cand_id: u32,
         canon_id: u32,
     ) -> Result<Step> {
-        let canon_id = self.resolve_fwd(canon_id);
         let hypot = self.types.hypot(canon_id);
         if hypot <= MAX_NR_TYPES {
             if hypot == cand_id {
