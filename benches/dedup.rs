@@ -6,8 +6,9 @@
 //!   calls `btf__dedup` on BTF it built with the add API, whose strings are already unique).
 //!
 //! Before criterion's samples it prints one Markdown table of both modes: wall time, CPU time
-//! (all threads) and peak RSS, each the median of three runs in fresh child processes (so that
-//! neither side inherits the other's heap), with dwarf2btf/libbpf ratios. The peak is the whole
+//! (all threads) and peak RSS, each the median of runs in fresh child processes (so that
+//! neither side inherits the other's heap; three each, or `DWARF2BTF_DEDUP_BENCH_RUNS`, the
+//! two sides alternating), with dwarf2btf/libbpf ratios. The peak is the whole
 //! child's: the input it read, plus for `built` the in-memory BTF it built first.
 //!
 //! Input: the encoder's pre-dedup BTF of the Debian 6.1 vmlinux when present
@@ -121,37 +122,60 @@ fn child(data: &[u8]) {
     std::process::exit(0);
 }
 
-/// Median of three child runs of `job`: wall s, CPU s, peak RSS MiB.
+/// How many child runs each side gets in the table: `DWARF2BTF_DEDUP_BENCH_RUNS`, default 3.
+/// On a noisy machine, more runs (7 and up) give medians that hold still.
+fn child_runs() -> usize {
+    std::env::var("DWARF2BTF_DEDUP_BENCH_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(3)
+}
+
+/// One child run of `job`: wall s, CPU s, peak RSS MiB.
 fn run_child(job: &str) -> [f64; 3] {
-    let runs: Vec<[f64; 3]> = (0..3)
-        .map(|_| {
-            let out = std::process::Command::new(std::env::current_exe().expect("own path"))
-                .env(CHILD, job)
-                .args(["--bench", "child"])
-                .output()
-                .expect("child runs");
-            let text = String::from_utf8_lossy(&out.stdout);
-            let last = text.lines().next_back().unwrap_or_default();
-            let v: Vec<f64> = last
-                .split_whitespace()
-                .map(|x| x.parse().unwrap_or(f64::NAN))
-                .collect();
-            [v[0], v[1], v[2] / 1024.0]
-        })
+    let out = std::process::Command::new(std::env::current_exe().expect("own path"))
+        .env(CHILD, job)
+        .args(["--bench", "child"])
+        .output()
+        .expect("child runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = text.lines().next_back().unwrap_or_default();
+    let v: Vec<f64> = last
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(f64::NAN))
         .collect();
-    std::array::from_fn(|i| {
-        let mut v: Vec<f64> = runs.iter().map(|r| r[i]).collect();
-        v.sort_by(f64::total_cmp);
-        v[1]
+    match v[..] {
+        [wall, cpu, peak_kib] => [wall, cpu, peak_kib / 1024.0],
+        _ => panic!("child {job} printed {last:?}"),
+    }
+}
+
+/// Runs both jobs `runs` times, alternating (so that a slow spell of the machine hits both
+/// sides alike), and returns each job's per-column medians.
+fn interleaved_medians(jobs: [&str; 2], runs: usize) -> [[f64; 3]; 2] {
+    let mut samples = [Vec::new(), Vec::new()];
+    for _ in 0..runs {
+        for (job, out) in jobs.iter().zip(&mut samples) {
+            out.push(run_child(job));
+        }
+    }
+    samples.map(|runs| {
+        std::array::from_fn(|i| {
+            let mut v: Vec<f64> = runs.iter().map(|r| r[i]).collect();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        })
     })
 }
 
 /// Prints the side-by-side table of both modes, each number from fresh processes so that
 /// neither side runs on a heap the other has shaped.
 fn side_by_side(name: &str, data: &[u8]) {
+    let runs = child_runs();
     println!(
-        "\n{name} ({} MiB): one process per run, median of 3; peak = the whole process's \
-         (input included)\n",
+        "\n{name} ({} MiB): one process per run, sides alternating, median of {runs}; \
+         peak = the whole process's (input included)\n",
         data.len() >> 20
     );
     println!(
@@ -159,8 +183,10 @@ fn side_by_side(name: &str, data: &[u8]) {
     );
     println!("|---|---|---|---|");
     for mode in ["bytes", "built"] {
-        let o = run_child(&format!("dwarf2btf-{mode}"));
-        let l = run_child(&format!("libbpf-{mode}"));
+        let [o, l] = interleaved_medians(
+            [&format!("dwarf2btf-{mode}"), &format!("libbpf-{mode}")],
+            runs,
+        );
         println!(
             "| {mode} | {:.2} s / {:.2} s / {:.0} MiB | {:.2} s / {:.2} s / {:.0} MiB | \
              {:.2} / {:.2} / {:.2} |",
