@@ -16,17 +16,17 @@ impl Dedup {
         let start = self.types.start_id;
         let cnt = self.types.type_cnt();
         for id in 0..start {
-            self.types.set_hypot(id, id);
+            self.hypot[id as usize] = id;
         }
         let mut kept = 0usize;
         let mut next = start;
         for id in start..cnt {
             if self.types.map(id) == id {
-                self.types.set_hypot(id, next);
+                self.hypot[id as usize] = next;
                 next += 1;
                 kept += self.types.rec_exact(id).len();
             } else {
-                self.types.set_hypot(id, UNPROCESSED);
+                self.hypot[id as usize] = UNPROCESSED;
             }
         }
         let mut words = Vec::with_capacity(kept);
@@ -41,7 +41,7 @@ impl Dedup {
             let rec = &mut words[pos..];
             let mut bad = None;
             for_each_id_field(rec[1], |i| {
-                let new = self.types.hypot(self.resolve(rec[i]));
+                let new = self.hypot[self.resolve(rec[i]) as usize];
                 if new > MAX_NR_TYPES {
                     bad.get_or_insert(rec[i]);
                 } else {

@@ -293,15 +293,25 @@ pub(crate) struct Types {
     /// `map`: atomic so that the thread classifying reference types can read it while the
     /// struct phase writes it (relaxed accesses are plain loads and stores).
     map: Arc<Vec<AtomicU32>>,
-    hypot: Vec<u32>,
     start_id: u32,
 }
 
-impl Types {
+/// The read-only side of [`Types`] borrowed as plain slices: a hot loop holding one keeps
+/// the base pointers in registers instead of reloading them through the `Arc`s.
+#[derive(Clone, Copy)]
+pub(crate) struct Graph<'a> {
+    base: &'a [u32],
+    own: &'a [u32],
+    recs: &'a [Rec],
+    map: &'a [AtomicU32],
+    start_id: u32,
+}
+
+impl<'a> Graph<'a> {
     /// The record of `id` (`void` for 0) and, after it, whatever follows in its section:
     /// callers read the fixed fields and `vlen` entries only.
     #[inline(always)]
-    pub(crate) fn rec(&self, id: u32) -> &[u32] {
+    pub(crate) fn rec(self, id: u32) -> &'a [u32] {
         let off = self.recs[id as usize].off as usize;
         if id < self.start_id {
             &self.base[off..]
@@ -310,38 +320,82 @@ impl Types {
         }
     }
 
+    /// The raw kind of `id`, without reading its record.
+    #[inline(always)]
+    pub(crate) fn kind(self, id: u32) -> u32 {
+        self.recs[id as usize].kind
+    }
+
+    /// `map[id]`: the canonical id; any value above `MAX_NR_TYPES` means not mapped yet.
+    #[inline(always)]
+    pub(crate) fn map(self, id: u32) -> u32 {
+        self.map[id as usize].load(Ordering::Relaxed)
+    }
+
+    /// `resolve_type_id`: follows the canonical map to its end.
+    #[inline(always)]
+    pub(crate) fn resolve(self, mut id: u32) -> u32 {
+        loop {
+            let m = self.map(id);
+            if m > MAX_NR_TYPES || m == id {
+                return id;
+            }
+            id = m;
+        }
+    }
+
+    /// `resolve_fwd_id` of `id`, given `resolved = resolve(id)`: a FWD resolves to what it
+    /// maps to only if that is not a FWD.
+    #[inline(always)]
+    pub(crate) fn resolve_fwd(self, id: u32, resolved: u32) -> u32 {
+        if self.kind(id) == kind::FWD && self.kind(resolved) != kind::FWD {
+            resolved
+        } else {
+            id
+        }
+    }
+}
+
+impl Types {
+    /// The read-only side, borrowed.
+    #[inline(always)]
+    pub(crate) fn graph(&self) -> Graph<'_> {
+        Graph {
+            base: &self.base,
+            own: &self.own,
+            recs: &self.recs,
+            map: &self.map,
+            start_id: self.start_id,
+        }
+    }
+
+    /// See [`Graph::rec`].
+    #[inline(always)]
+    pub(crate) fn rec(&self, id: u32) -> &[u32] {
+        self.graph().rec(id)
+    }
+
     /// The record of `id`, exactly as long as its kind and vlen say.
     pub(crate) fn rec_exact(&self, id: u32) -> &[u32] {
         let t = self.rec(id);
         &t[..record_len(kind_of(t), vlen(t))]
     }
 
-    /// The raw kind of `id`, without reading its record.
+    /// See [`Graph::kind`].
     #[inline(always)]
     pub(crate) fn kind(&self, id: u32) -> u32 {
-        self.recs[id as usize].kind
+        self.graph().kind(id)
     }
 
-    /// `map[id]`: the canonical id; any value above `MAX_NR_TYPES` means not mapped yet.
+    /// See [`Graph::map`].
     #[inline(always)]
     pub(crate) fn map(&self, id: u32) -> u32 {
-        self.map[id as usize].load(Ordering::Relaxed)
+        self.graph().map(id)
     }
 
     #[inline(always)]
     pub(crate) fn set_map(&mut self, id: u32, to: u32) {
         self.map[id as usize].store(to, Ordering::Relaxed);
-    }
-
-    /// `hypot_map[id]`: the candidate hypothetically equivalent to canonical `id`.
-    #[inline(always)]
-    pub(crate) fn hypot(&self, id: u32) -> u32 {
-        self.hypot[id as usize]
-    }
-
-    #[inline(always)]
-    pub(crate) fn set_hypot(&mut self, id: u32, to: u32) {
-        self.hypot[id as usize] = to;
     }
 
     /// One past the highest id.
@@ -350,10 +404,12 @@ impl Types {
     }
 }
 
-/// The dedup state (libbpf's `struct btf_dedup`); `map` and `hypot_map` live in
-/// [`Types`].
+/// The dedup state (libbpf's `struct btf_dedup`); `map` lives in [`Types`].
 pub(crate) struct Dedup {
     pub(crate) types: Types,
+    /// `hypot_map[id]`: the candidate hypothetically equivalent to canonical `id` (reused
+    /// for the new ids when compacting).
+    pub(crate) hypot: Vec<u32>,
     pub(crate) hypot_list: Vec<u32>,
     pub(crate) hypot_adjust_canon: bool,
     pub(crate) table: CandTable,
@@ -415,9 +471,9 @@ impl Dedup {
                 own,
                 recs: Arc::new(recs),
                 map: Arc::new(map),
-                hypot: vec![UNPROCESSED; cnt],
                 start_id,
             },
+            hypot: vec![UNPROCESSED; cnt],
             hypot_list: Vec::new(),
             hypot_adjust_canon: false,
             table: CandTable::new(opts.force_collisions, cnt / 4),
@@ -526,27 +582,10 @@ impl Dedup {
         self.types.map(id) <= MAX_NR_TYPES
     }
 
-    /// `resolve_type_id`: follows the canonical map to its end.
+    /// See [`Graph::resolve`].
     #[inline]
-    pub(crate) fn resolve(&self, mut id: u32) -> u32 {
-        loop {
-            let m = self.types.map(id);
-            if m > MAX_NR_TYPES || m == id {
-                return id;
-            }
-            id = m;
-        }
-    }
-
-    /// `resolve_fwd_id` of `id`, given `resolved = resolve(id)`: a FWD resolves to what it
-    /// maps to only if that is not a FWD.
-    #[inline(always)]
-    pub(crate) fn resolve_fwd(&self, id: u32, resolved: u32) -> u32 {
-        if self.types.kind(id) == kind::FWD && self.types.kind(resolved) != kind::FWD {
-            resolved
-        } else {
-            id
-        }
+    pub(crate) fn resolve(&self, id: u32) -> u32 {
+        self.types.graph().resolve(id)
     }
 }
 

@@ -32,7 +32,7 @@
 //! threads against 0.40 s on one for the same 4.9 M pairs.
 
 use super::hash::{self, kind_of, vlen};
-use super::{kind, Dedup, MAX_NR_TYPES, UNPROCESSED};
+use super::{kind, Dedup, Graph, MAX_NR_TYPES, UNPROCESSED};
 use crate::error::{Error, Result};
 use std::sync::atomic::Ordering;
 
@@ -103,7 +103,7 @@ impl Dedup {
     /// `btf_dedup_clear_hypot_map`: resets the touched entries only.
     fn clear_hypot_map(&mut self) {
         for &id in &self.hypot_list {
-            self.types.set_hypot(id, UNPROCESSED);
+            self.hypot[id as usize] = UNPROCESSED;
         }
         self.hypot_list.clear();
         self.hypot_adjust_canon = false;
@@ -113,23 +113,77 @@ impl Dedup {
     pub(crate) fn is_equiv(&mut self, cand: u32, canon: u32) -> Result<bool> {
         let mut stack = std::mem::take(&mut self.equiv_stack);
         stack.clear();
-        self.push_pair(&mut stack, cand, canon);
-        let mut result = Ok(true);
-        while let Some((cand, canon)) = stack.pop() {
-            match self.equiv_step(&mut stack, cand, canon) {
-                Ok(Step::Yes) => {}
-                Ok(Step::No) => {
-                    result = Ok(false);
-                    break;
-                }
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
+        let mut walk = Walk {
+            g: self.types.graph(),
+            hypot: &mut self.hypot,
+            hypot_list: &mut self.hypot_list,
+            adjust_canon: &mut self.hypot_adjust_canon,
+        };
+        let result = walk.run(&mut stack, cand, canon);
         self.equiv_stack = stack;
         result
+    }
+
+    /// `btf_dedup_merge_hypot_map`: records FWD resolutions and struct pre-mappings.
+    ///
+    /// Only pairs whose canonical side is a FWD, STRUCT or UNION can write: any other kind
+    /// resolves to its own kind (nothing maps a struct to a FWD, and reference types are not
+    /// mapped before phase 5), and its candidate, which passed the comparison, has that kind
+    /// too. The others are skipped without resolving them (most pairs are pointers).
+    fn merge_hypot_map(&mut self) {
+        for i in 0..self.hypot_list.len() {
+            let canon = self.hypot_list[i];
+            if !matches!(
+                self.types.kind(canon),
+                kind::FWD | kind::STRUCT | kind::UNION
+            ) {
+                continue;
+            }
+            let targ = self.hypot[canon as usize];
+            let t_id = self.resolve(targ);
+            let c_id = self.resolve(canon);
+            let t_kind = self.types.kind(t_id);
+            let c_kind = self.types.kind(c_id);
+            if t_kind != kind::FWD && c_kind == kind::FWD {
+                self.types.set_map(c_id, t_id);
+            }
+            if self.hypot_adjust_canon {
+                continue;
+            }
+            if t_kind == kind::FWD && c_kind != kind::FWD {
+                self.types.set_map(t_id, c_id);
+            }
+            if matches!(t_kind, kind::STRUCT | kind::UNION)
+                && c_kind != kind::FWD
+                && self.is_mapped(c_id)
+                && !self.is_mapped(t_id)
+            {
+                self.types.set_map(t_id, c_id);
+            }
+        }
+    }
+}
+
+/// One equivalence check's working set, borrowed once for the whole walk so that the hot
+/// loop keeps its base pointers in registers.
+struct Walk<'a> {
+    g: Graph<'a>,
+    hypot: &'a mut [u32],
+    hypot_list: &'a mut Vec<u32>,
+    adjust_canon: &'a mut bool,
+}
+
+impl Walk<'_> {
+    /// Runs the check from the pair (`cand`, `canon`) on an empty `stack`.
+    fn run(&mut self, stack: &mut Vec<(u32, u32)>, cand: u32, canon: u32) -> Result<bool> {
+        self.push_pair(stack, cand, canon);
+        while let Some((cand, canon)) = stack.pop() {
+            match self.equiv_step(stack, cand, canon)? {
+                Step::Yes => {}
+                Step::No => return Ok(false),
+            }
+        }
+        Ok(true)
     }
 
     /// Queues a pair unless libbpf's `is_equiv` would answer yes for it at once: when both
@@ -142,12 +196,12 @@ impl Dedup {
     /// canonical id is the FWD-resolved one.
     #[inline(always)]
     fn push_pair(&self, stack: &mut Vec<(u32, u32)>, cand: u32, canon: u32) {
-        let resolved = self.resolve(canon);
-        if self.resolve(cand) == resolved {
+        let resolved = self.g.resolve(canon);
+        if self.g.resolve(cand) == resolved {
             return;
         }
-        let canon = self.resolve_fwd(canon, resolved);
-        if self.types.hypot(canon) != cand {
+        let canon = self.g.resolve_fwd(canon, resolved);
+        if self.hypot[canon as usize] != cand {
             stack.push((cand, canon));
         }
     }
@@ -162,7 +216,7 @@ impl Dedup {
         cand_id: u32,
         canon_id: u32,
     ) -> Result<Step> {
-        let hypot = self.types.hypot(canon_id);
+        let hypot = self.hypot[canon_id as usize];
         if hypot <= MAX_NR_TYPES {
             if hypot == cand_id {
                 return Ok(Step::Yes);
@@ -170,10 +224,10 @@ impl Dedup {
             return Ok(yes_if(self.identical_types(hypot, cand_id, 16)?));
         }
         self.hypot_list.push(canon_id);
-        self.types.set_hypot(canon_id, cand_id);
+        self.hypot[canon_id as usize] = cand_id;
 
-        let ct = self.types.rec(cand_id);
-        let kt = self.types.rec(canon_id);
+        let ct = self.g.rec(cand_id);
+        let kt = self.g.rec(canon_id);
         let (ck, kk) = (kind_of(ct), kind_of(kt));
         if ct[0] != kt[0] {
             return Ok(Step::No);
@@ -183,8 +237,8 @@ impl Dedup {
                 (kk, fwd_kind(ct))
             } else {
                 let fwd = fwd_kind(kt);
-                if fwd == ck && canon_id < self.types.start_id {
-                    self.hypot_adjust_canon = true;
+                if fwd == ck && canon_id < self.g.start_id {
+                    *self.adjust_canon = true;
                 }
                 (ck, fwd)
             };
@@ -267,8 +321,8 @@ impl Dedup {
             if depth <= 0 {
                 return Ok(false);
             }
-            let t1 = self.types.rec(id1);
-            let t2 = self.types.rec(id2);
+            let t1 = self.g.rec(id1);
+            let t2 = self.g.rec(id2);
             let k1 = kind_of(t1);
             if k1 != kind_of(t2) {
                 return Ok(false);
@@ -291,7 +345,7 @@ impl Dedup {
                     id1 = t1[2];
                     id2 = t2[2];
                     steps += 1;
-                    if steps > self.types.type_cnt() {
+                    if steps as usize > self.g.recs.len() {
                         return Err(Error::BadBtf(format!(
                             "reference type cycle through type [{id1}]"
                         )));
@@ -342,45 +396,6 @@ impl Dedup {
                 }
                 _ => false,
             });
-        }
-    }
-
-    /// `btf_dedup_merge_hypot_map`: records FWD resolutions and struct pre-mappings.
-    ///
-    /// Only pairs whose canonical side is a FWD, STRUCT or UNION can write: any other kind
-    /// resolves to its own kind (nothing maps a struct to a FWD, and reference types are not
-    /// mapped before phase 5), and its candidate, which passed the comparison, has that kind
-    /// too. The others are skipped without resolving them (most pairs are pointers).
-    fn merge_hypot_map(&mut self) {
-        for i in 0..self.hypot_list.len() {
-            let canon = self.hypot_list[i];
-            if !matches!(
-                self.types.kind(canon),
-                kind::FWD | kind::STRUCT | kind::UNION
-            ) {
-                continue;
-            }
-            let targ = self.types.hypot(canon);
-            let t_id = self.resolve(targ);
-            let c_id = self.resolve(canon);
-            let t_kind = self.types.kind(t_id);
-            let c_kind = self.types.kind(c_id);
-            if t_kind != kind::FWD && c_kind == kind::FWD {
-                self.types.set_map(c_id, t_id);
-            }
-            if self.hypot_adjust_canon {
-                continue;
-            }
-            if t_kind == kind::FWD && c_kind != kind::FWD {
-                self.types.set_map(t_id, c_id);
-            }
-            if matches!(t_kind, kind::STRUCT | kind::UNION)
-                && c_kind != kind::FWD
-                && self.is_mapped(c_id)
-                && !self.is_mapped(t_id)
-            {
-                self.types.set_map(t_id, c_id);
-            }
         }
     }
 }
