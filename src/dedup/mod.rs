@@ -332,6 +332,19 @@ impl<'a> Graph<'a> {
         self.map[id as usize].load(Ordering::Relaxed)
     }
 
+    /// Sets `map[id]` (atomic, so a shared borrow will do; only the thread running phases
+    /// 2–5 writes the map).
+    #[inline(always)]
+    pub(crate) fn set_map(self, id: u32, to: u32) {
+        self.map[id as usize].store(to, Ordering::Relaxed);
+    }
+
+    /// `is_type_mapped`.
+    #[inline(always)]
+    pub(crate) fn is_mapped(self, id: u32) -> bool {
+        self.map(id) <= MAX_NR_TYPES
+    }
+
     /// `resolve_type_id`: follows the canonical map to its end.
     #[inline(always)]
     pub(crate) fn resolve(self, mut id: u32) -> u32 {
@@ -395,7 +408,7 @@ impl Types {
 
     #[inline(always)]
     pub(crate) fn set_map(&mut self, id: u32, to: u32) {
-        self.map[id as usize].store(to, Ordering::Relaxed);
+        self.graph().set_map(id, to);
     }
 
     /// One past the highest id.
@@ -574,12 +587,6 @@ impl Dedup {
             self.table.append(h, id);
         }
         Ok(())
-    }
-
-    /// `is_type_mapped`.
-    #[inline]
-    pub(crate) fn is_mapped(&self, id: u32) -> bool {
-        self.types.map(id) <= MAX_NR_TYPES
     }
 
     /// See [`Graph::resolve`].

@@ -131,34 +131,30 @@ impl Dedup {
     /// mapped before phase 5), and its candidate, which passed the comparison, has that kind
     /// too. The others are skipped without resolving them (most pairs are pointers).
     fn merge_hypot_map(&mut self) {
-        for i in 0..self.hypot_list.len() {
-            let canon = self.hypot_list[i];
-            if !matches!(
-                self.types.kind(canon),
-                kind::FWD | kind::STRUCT | kind::UNION
-            ) {
+        let g = self.types.graph();
+        for &canon in &self.hypot_list {
+            if !matches!(g.kind(canon), kind::FWD | kind::STRUCT | kind::UNION) {
                 continue;
             }
-            let targ = self.hypot[canon as usize];
-            let t_id = self.resolve(targ);
-            let c_id = self.resolve(canon);
-            let t_kind = self.types.kind(t_id);
-            let c_kind = self.types.kind(c_id);
+            let t_id = g.resolve(self.hypot[canon as usize]);
+            let c_id = g.resolve(canon);
+            let t_kind = g.kind(t_id);
+            let c_kind = g.kind(c_id);
             if t_kind != kind::FWD && c_kind == kind::FWD {
-                self.types.set_map(c_id, t_id);
+                g.set_map(c_id, t_id);
             }
             if self.hypot_adjust_canon {
                 continue;
             }
             if t_kind == kind::FWD && c_kind != kind::FWD {
-                self.types.set_map(t_id, c_id);
+                g.set_map(t_id, c_id);
             }
             if matches!(t_kind, kind::STRUCT | kind::UNION)
                 && c_kind != kind::FWD
-                && self.is_mapped(c_id)
-                && !self.is_mapped(t_id)
+                && g.is_mapped(c_id)
+                && !g.is_mapped(t_id)
             {
-                self.types.set_map(t_id, c_id);
+                g.set_map(t_id, c_id);
             }
         }
     }
