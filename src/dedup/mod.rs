@@ -339,6 +339,11 @@ impl<'a> Graph<'a> {
         self.map[id as usize].store(to, Ordering::Relaxed);
     }
 
+    /// One past the highest id.
+    pub(crate) fn type_cnt(self) -> u32 {
+        self.recs.len() as u32
+    }
+
     /// `is_type_mapped`.
     #[inline(always)]
     pub(crate) fn is_mapped(self, id: u32) -> bool {
@@ -413,7 +418,7 @@ impl Types {
 
     /// One past the highest id.
     pub(crate) fn type_cnt(&self) -> u32 {
-        self.recs.len() as u32
+        self.graph().type_cnt()
     }
 }
 

@@ -111,17 +111,15 @@ impl Dedup {
 
     /// `btf_dedup_is_equiv(cand, canon)`: `Ok(true)` when the graphs are equivalent.
     pub(crate) fn is_equiv(&mut self, cand: u32, canon: u32) -> Result<bool> {
-        let mut stack = std::mem::take(&mut self.equiv_stack);
-        stack.clear();
-        let mut walk = Walk {
+        self.equiv_stack.clear();
+        Walk {
             g: self.types.graph(),
             hypot: &mut self.hypot,
             hypot_list: &mut self.hypot_list,
             adjust_canon: &mut self.hypot_adjust_canon,
-        };
-        let result = walk.run(&mut stack, cand, canon);
-        self.equiv_stack = stack;
-        result
+            stack: &mut self.equiv_stack,
+        }
+        .run(cand, canon)
     }
 
     /// `btf_dedup_merge_hypot_map`: records FWD resolutions and struct pre-mappings.
@@ -167,14 +165,16 @@ struct Walk<'a> {
     hypot: &'a mut [u32],
     hypot_list: &'a mut Vec<u32>,
     adjust_canon: &'a mut bool,
+    /// Pending (candidate, canonical) pairs.
+    stack: &'a mut Vec<(u32, u32)>,
 }
 
 impl Walk<'_> {
-    /// Runs the check from the pair (`cand`, `canon`) on an empty `stack`.
-    fn run(&mut self, stack: &mut Vec<(u32, u32)>, cand: u32, canon: u32) -> Result<bool> {
-        self.push_pair(stack, cand, canon);
-        while let Some((cand, canon)) = stack.pop() {
-            match self.equiv_step(stack, cand, canon)? {
+    /// Runs the check from the pair (`cand`, `canon`) on an empty stack.
+    fn run(&mut self, cand: u32, canon: u32) -> Result<bool> {
+        self.push_pair(cand, canon);
+        while let Some((cand, canon)) = self.stack.pop() {
+            match self.equiv_step(cand, canon)? {
                 Step::Yes => {}
                 Step::No => return Ok(false),
             }
@@ -191,14 +191,14 @@ impl Walk<'_> {
     /// pairs (a member whose type is already deduplicated, a type met again). The queued
     /// canonical id is the FWD-resolved one.
     #[inline(always)]
-    fn push_pair(&self, stack: &mut Vec<(u32, u32)>, cand: u32, canon: u32) {
+    fn push_pair(&mut self, cand: u32, canon: u32) {
         let resolved = self.g.resolve(canon);
         if self.g.resolve(cand) == resolved {
             return;
         }
         let canon = self.g.resolve_fwd(canon, resolved);
         if self.hypot[canon as usize] != cand {
-            stack.push((cand, canon));
+            self.stack.push((cand, canon));
         }
     }
 
@@ -206,12 +206,7 @@ impl Walk<'_> {
     /// pushes the pairs of referenced types, children in reverse so that they pop in
     /// libbpf's recursion order. After a `No` the stack is dropped, so pushing while
     /// comparing is safe.
-    fn equiv_step(
-        &mut self,
-        stack: &mut Vec<(u32, u32)>,
-        cand_id: u32,
-        canon_id: u32,
-    ) -> Result<Step> {
+    fn equiv_step(&mut self, cand_id: u32, canon_id: u32) -> Result<Step> {
         let hypot = self.hypot[canon_id as usize];
         if hypot <= MAX_NR_TYPES {
             if hypot == cand_id {
@@ -257,7 +252,7 @@ impl Walk<'_> {
                 if ct[1] != kt[1] {
                     return Ok(Step::No);
                 }
-                self.push_pair(stack, ct[2], kt[2]);
+                self.push_pair(ct[2], kt[2]);
                 Step::Yes
             }
             kind::ARRAY => {
@@ -265,8 +260,8 @@ impl Walk<'_> {
                     return Ok(Step::No);
                 }
                 // Index type first, then element type: pushed in reverse.
-                self.push_pair(stack, ct[3], kt[3]);
-                self.push_pair(stack, ct[4], kt[4]);
+                self.push_pair(ct[3], kt[3]);
+                self.push_pair(ct[4], kt[4]);
                 Step::Yes
             }
             kind::STRUCT | kind::UNION => {
@@ -282,7 +277,7 @@ impl Walk<'_> {
                     if cm[0] != km[0] || cm[2] != km[2] {
                         return Ok(Step::No);
                     }
-                    self.push_pair(stack, cm[1], km[1]);
+                    self.push_pair(cm[1], km[1]);
                 }
                 Step::Yes
             }
@@ -295,9 +290,9 @@ impl Walk<'_> {
                     .chunks_exact(2)
                     .zip(kt[3..3 + n].chunks_exact(2));
                 for (cp, kp) in params.rev() {
-                    self.push_pair(stack, cp[1], kp[1]);
+                    self.push_pair(cp[1], kp[1]);
                 }
-                self.push_pair(stack, ct[2], kt[2]);
+                self.push_pair(ct[2], kt[2]);
                 Step::Yes
             }
             k => {
@@ -341,7 +336,7 @@ impl Walk<'_> {
                     id1 = t1[2];
                     id2 = t2[2];
                     steps += 1;
-                    if steps as usize > self.g.recs.len() {
+                    if steps > self.g.type_cnt() {
                         return Err(Error::BadBtf(format!(
                             "reference type cycle through type [{id1}]"
                         )));
