@@ -76,6 +76,7 @@
 //! classified beside phases 2–4 (`refs.rs`), reading the canonical map as the struct phase
 //! writes it (hence atomics, with plain loads and stores).
 
+mod ahead;
 mod compact;
 mod fwd;
 mod hash;
@@ -342,6 +343,31 @@ impl<'a> Graph<'a> {
     /// One past the highest id.
     pub(crate) fn type_cnt(self) -> u32 {
         self.recs.len() as u32
+    }
+
+    /// Where the record of own type `id` starts among the own record words.
+    pub(crate) fn own_offset(self, id: u32) -> usize {
+        debug_assert!(id >= self.start_id);
+        self.recs[id as usize].off as usize
+    }
+
+    /// How many own record words there are.
+    pub(crate) fn own_len(self) -> usize {
+        self.own.len()
+    }
+
+    /// Prefetches the line of own record word `word` into the outer caches.
+    #[inline(always)]
+    pub(crate) fn prefetch_own_word(self, word: usize) {
+        ahead::prefetch_outer(&self.own[word]);
+    }
+
+    /// Prefetches the per-id entries of `id` (record position and kind, canonical map) into
+    /// the outer caches.
+    #[inline(always)]
+    pub(crate) fn prefetch_entries(self, id: u32) {
+        ahead::prefetch_outer(&self.recs[id as usize]);
+        ahead::prefetch_outer(&self.map[id as usize]);
     }
 
     /// `is_type_mapped`.

@@ -33,6 +33,7 @@
 //! the merge is order-independent, else redoing it in libbpf's order: exact, but 0.62 s on two
 //! threads against 0.40 s on one for the same 4.9 M pairs.
 
+use super::ahead::Ahead;
 use super::hash::{self, kind_of, vlen};
 use super::{kind, Dedup, Graph, MAX_NR_TYPES, UNPROCESSED};
 use crate::error::{Error, Result};
@@ -51,7 +52,9 @@ enum Step {
 
 impl Dedup {
     pub(crate) fn dedup_struct_types(&mut self) -> Result<()> {
+        let mut ahead = Ahead::new(self.types.graph());
         for id in self.types.start_id..self.types.type_cnt() {
+            ahead.advance(self.types.graph(), id);
             self.dedup_struct_type(id)?;
             if id % PUBLISH_EVERY == 0 {
                 self.progress.store(id + 1, Ordering::Release);

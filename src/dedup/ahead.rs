@@ -1,0 +1,71 @@
+//! Streaming the struct phase's upcoming types into the outer caches.
+//!
+//! The struct phase visits ids in order, but the first check of each compile unit's copy of
+//! the core type graph walks that whole copy at once, thousands of records beyond the current
+//! id, in graph order rather than address order, so each of them is a cache miss that the
+//! hardware's sequential prefetcher never saw coming. Prefetching the records and per-id
+//! entries a fixed number of ids ahead of the loop (into L2/L3, not L1, so the walk's own
+//! working set stays) turns those misses into hits.
+
+use super::Graph;
+
+/// How many ids ahead of the struct phase the records are prefetched: about two compile
+/// units of the kernel (measured: 4096 ids gave the best median of 2000, 4000, 8000 and 16000).
+const RECORDS_AHEAD: u32 = 4096;
+/// The per-id entries (record positions, canonical map) go this much further ahead, so that
+/// the record positions are cached by the time the records are prefetched.
+const ENTRIES_LEAD: u32 = 512;
+/// `u32` words per cache line.
+const LINE_WORDS: usize = 16;
+
+/// Position of the prefetch streams.
+pub(super) struct Ahead {
+    /// Next id whose per-id entries are not yet prefetched.
+    entries: u32,
+    /// Next own-record word (a line start) not yet prefetched.
+    word: usize,
+}
+
+impl Ahead {
+    pub(super) fn new(g: Graph<'_>) -> Self {
+        Ahead {
+            entries: g.start_id,
+            word: 0,
+        }
+    }
+
+    /// Prefetches what the struct phase needs up to `RECORDS_AHEAD` ids beyond `id`.
+    #[inline(always)]
+    pub(super) fn advance(&mut self, g: Graph<'_>, id: u32) {
+        let cnt = g.type_cnt();
+        let entries_to = (id + RECORDS_AHEAD + ENTRIES_LEAD).min(cnt);
+        while self.entries < entries_to {
+            g.prefetch_entries(self.entries);
+            self.entries += LINE_WORDS as u32 / 2;
+        }
+        let records_to = match id + RECORDS_AHEAD {
+            to if to < cnt => g.own_offset(to),
+            _ => g.own_len(),
+        };
+        while self.word < records_to {
+            g.prefetch_own_word(self.word);
+            self.word += LINE_WORDS;
+        }
+    }
+}
+
+/// Asks the CPU to bring the line holding `v` into the outer caches (L2/L3, `prefetcht2`).
+#[inline(always)]
+pub(super) fn prefetch_outer<T>(v: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint with no architectural effect, and the address comes from
+    // a reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(
+            (v as *const T).cast::<i8>(),
+            std::arch::x86_64::_MM_HINT_T2,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = v;
+}
