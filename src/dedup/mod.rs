@@ -229,19 +229,22 @@ fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {
             record_len(k, vlen(w))
         )));
     }
+    let mut highest = 0;
+    for_each_id_field(w[1], |i| highest = highest.max(w[i]));
+    if highest < cnt {
+        return Ok(());
+    }
     let mut bad = None;
     for_each_id_field(w[1], |i| {
         if w[i] >= cnt && bad.is_none() {
             bad = Some(w[i]);
         }
     });
-    match bad {
-        Some(r) => Err(Error::BadBtf(format!(
-            "type [{id}] ({kind}) references type [{r}], past the last type [{}]",
-            cnt - 1
-        ))),
-        None => Ok(()),
-    }
+    let r = bad.unwrap_or(highest);
+    Err(Error::BadBtf(format!(
+        "type [{id}] ({kind}) references type [{r}], past the last type [{}]",
+        cnt - 1
+    )))
 }
 
 /// Calls `f` with the word index of every type-id field of a record, in libbpf's

@@ -9,7 +9,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::hash::{self, kind_of};
+use super::hash;
 use super::{kind, Dedup};
 
 /// A shortcut past libbpf's candidate chain for full enums. Enums hash by name alone, so all
@@ -37,10 +37,17 @@ impl Dedup {
     }
 
     fn dedup_prim_type(&mut self, id: u32, enums: &mut EnumIndex) {
+        let k = self.types.kind(id);
+        if !matches!(
+            k,
+            kind::INT | kind::ENUM | kind::ENUM64 | kind::FWD | kind::FLOAT
+        ) {
+            return;
+        }
         let t = self.types.rec(id);
         let mut new_id = id;
         let h;
-        match kind_of(t) {
+        match k {
             kind::INT => {
                 h = hash::hash_int_decl_tag(t);
                 let mut cur = self.table.cursor(h);

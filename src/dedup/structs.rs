@@ -64,11 +64,13 @@ impl Dedup {
     }
 
     fn dedup_struct_type(&mut self, id: u32) -> Result<()> {
-        if self.types.map(id) <= MAX_NR_TYPES {
+        let k = self.types.kind(id);
+        if !matches!(k, kind::STRUCT | kind::UNION | kind::TYPEDEF)
+            || self.types.map(id) <= MAX_NR_TYPES
+        {
             return Ok(());
         }
         let t = self.types.rec(id);
-        let k = kind_of(t);
         let h = match k {
             kind::STRUCT | kind::UNION => hash::hash_struct(t),
             kind::TYPEDEF => hash::hash_typedef(t),
