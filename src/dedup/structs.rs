@@ -22,16 +22,34 @@
 //! On the kernel this phase is most of dedup: 16.1 M pair steps making 9.2 M hypothetical
 //! pairs, 87 % of them in the first check of each compile unit's copy of the core type graph,
 //! whose canonical side wanders through the per-CU copies that canonical types point into.
-//! cachegrind: the working set stays in the last-level cache; the steps are bound by
-//! instructions (~150 each) and L1/L2 misses in a dependent chain. Measured and dropped
-//! (2026-11): one 16-byte cell per id for all per-id state (neutral), software prefetch of
-//! queued pairs (neutral), a thread streaming the records ahead of the phase into the shared
-//! cache (neutral), looking both record positions up when a pair is queued (neutral), plain
-//! tests for the common kinds instead of the jump on the kind (fewer indirect mispredicts,
-//! as many more conditional ones: neutral), and sharing one large check between two threads — exploring the closure of
-//! pairs with a shared hypothetical map, keeping the result only without conflicts and when
-//! the merge is order-independent, else redoing it in libbpf's order: exact, but 0.62 s on two
-//! threads against 0.40 s on one for the same 4.9 M pairs.
+//! The steps are a dependent chain (each step's next pair comes from the record just read) of
+//! ~150 instructions and L1/L2 misses each. Against a 32 MiB last-level cache (cachegrind
+//! `--LL=33554432,16,64`; its default took a 256 MiB one from the host and showed none) the
+//! walk also missed the last level 2.4 M times, mostly on the first touch of the compile
+//! unit's own records, which that first check reaches in graph order, far ahead of the loop:
+//! `ahead.rs` now streams the records and per-id entries 4096 ids ahead into L2/L3 (median
+//! dedup time −21 % in interleaved runs). What is left is mostly L2 misses on the canonical
+//! side (records first, then `map`, `kind`, `hypot`).
+//!
+//! Measured and dropped (2026-11): one 16-byte cell per id for all per-id state (neutral),
+//! software prefetch of queued pairs (neutral, and slower when retried with the streaming),
+//! a thread streaming the records ahead of the phase (neutral: it filled the shared cache, not
+//! the walking core's), looking both record positions up when a pair is queued (neutral),
+//! plain tests for the common kinds instead of the jump on the kind (fewer indirect
+//! mispredicts, as many more conditional ones: neutral), not reading `map` for reference types
+//! (they resolve to themselves until phase 5; neutral), the hypothetical map as a small
+//! open-addressing table instead of the per-id array (+6 % instructions and +33 % L1 misses:
+//! clustered canonical ids share the array's lines, the table scatters them), transparent
+//! huge pages (neutral), and two attempts at taking the walk off its dependent chain:
+//! - sharing one large check between two threads — exploring the closure of pairs with a
+//!   shared hypothetical map, keeping the result only without conflicts and when the merge is
+//!   order-independent, else redoing it in libbpf's order: exact, but 0.62 s on two threads
+//!   against 0.40 s on one for the same 4.9 M pairs;
+//! - a breadth-first exploration of the same closure on one thread, from a queue whose pairs
+//!   are prefetched 8 and 16 ahead, then libbpf's order replayed over the recorded pairs for
+//!   the merge (exact whenever no canonical type meets two candidates, which held for all but
+//!   the 240 k failing checks): the exploration cost as much as the depth-first walk, whose
+//!   neighbouring records share cache lines, and the replay added 0.2 s.
 
 use super::ahead::Ahead;
 use super::hash::{self, kind_of, vlen};
