@@ -381,14 +381,18 @@ impl<'a> Graph<'a> {
 
     /// `resolve_type_id`: follows the canonical map to its end.
     #[inline(always)]
-    pub(crate) fn resolve(self, mut id: u32) -> u32 {
-        loop {
-            let m = self.map(id);
-            if m > MAX_NR_TYPES || m == id {
-                return id;
-            }
-            id = m;
+    pub(crate) fn resolve(self, id: u32) -> u32 {
+        self.resolve_from(id, self.map(id))
+    }
+
+    /// [`Self::resolve`] of `id`, given `mapped_to = map(id)`.
+    #[inline(always)]
+    pub(crate) fn resolve_from(self, mut id: u32, mut mapped_to: u32) -> u32 {
+        while mapped_to <= MAX_NR_TYPES && mapped_to != id {
+            id = mapped_to;
+            mapped_to = self.map(id);
         }
+        id
     }
 
     /// `resolve_fwd_id` of `id`, given `resolved = resolve(id)`: a FWD resolves to what it

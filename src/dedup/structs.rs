@@ -217,8 +217,13 @@ impl Walk<'_> {
     /// canonical id is the FWD-resolved one.
     #[inline(always)]
     fn push_pair(&mut self, cand: u32, canon: u32) {
-        let resolved = self.g.resolve(canon);
-        if self.g.resolve(cand) == resolved {
+        let (cand_to, canon_to) = (self.g.map(cand), self.g.map(canon));
+        if cand_to == canon_to && cand_to <= MAX_NR_TYPES {
+            // Both sides map to one type, so they resolve to one type.
+            return;
+        }
+        let resolved = self.g.resolve_from(canon, canon_to);
+        if self.g.resolve_from(cand, cand_to) == resolved {
             return;
         }
         let canon = self.g.resolve_fwd(canon, resolved);
