@@ -152,21 +152,34 @@ fn run_child(job: &str) -> [f64; 3] {
 }
 
 /// Runs both jobs `runs` times, alternating (so that a slow spell of the machine hits both
-/// sides alike), and returns each job's per-column medians.
-fn interleaved_medians(jobs: [&str; 2], runs: usize) -> [[f64; 3]; 2] {
+/// sides alike), and returns each job's runs in order.
+fn interleaved_runs(jobs: [&str; 2], runs: usize) -> [Vec<[f64; 3]>; 2] {
     let mut samples = [Vec::new(), Vec::new()];
     for _ in 0..runs {
         for (job, out) in jobs.iter().zip(&mut samples) {
             out.push(run_child(job));
         }
     }
-    samples.map(|runs| {
-        std::array::from_fn(|i| {
-            let mut v: Vec<f64> = runs.iter().map(|r| r[i]).collect();
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        })
-    })
+    samples
+}
+
+/// The per-column medians of `runs`.
+fn medians(runs: &[[f64; 3]]) -> [f64; 3] {
+    std::array::from_fn(|i| median(runs.iter().map(|r| r[i]).collect()))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The lowest and highest wall-time ratio of runs made back to back (ours / libbpf's): how far
+/// the machine's drift moves the ratio within one table.
+fn paired_wall_ratio_range(ours: &[[f64; 3]], libbpf: &[[f64; 3]]) -> (f64, f64) {
+    ours.iter()
+        .zip(libbpf)
+        .map(|(o, l)| o[0] / l[0])
+        .fold((f64::INFINITY, 0.0), |(lo, hi), r| (lo.min(r), hi.max(r)))
 }
 
 /// Prints the side-by-side table of both modes, each number from fresh processes so that
@@ -175,21 +188,25 @@ fn side_by_side(name: &str, data: &[u8]) {
     let runs = child_runs();
     println!(
         "\n{name} ({} MiB): one process per run, sides alternating, median of {runs}; \
-         peak = the whole process's (input included)\n",
+         peak = the whole process's (input included); the range is that of the wall ratios of \
+         runs made back to back\n",
         data.len() >> 20
     );
     println!(
-        "| mode | dwarf2btf wall / CPU / peak | libbpf wall / CPU / peak | ratio wall / CPU / peak |"
+        "| mode | dwarf2btf wall / CPU / peak | libbpf wall / CPU / peak | ratio wall / CPU / peak \
+         | wall ratio range |"
     );
-    println!("|---|---|---|---|");
+    println!("|---|---|---|---|---|");
     for mode in ["bytes", "built"] {
-        let [o, l] = interleaved_medians(
+        let [ours, libbpf] = interleaved_runs(
             [&format!("dwarf2btf-{mode}"), &format!("libbpf-{mode}")],
             runs,
         );
+        let (o, l) = (medians(&ours), medians(&libbpf));
+        let (lo, hi) = paired_wall_ratio_range(&ours, &libbpf);
         println!(
             "| {mode} | {:.2} s / {:.2} s / {:.0} MiB | {:.2} s / {:.2} s / {:.0} MiB | \
-             {:.2} / {:.2} / {:.2} |",
+             {:.2} / {:.2} / {:.2} | {lo:.2}–{hi:.2} |",
             o[0],
             o[1],
             o[2],
