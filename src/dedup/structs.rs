@@ -232,7 +232,12 @@ impl Walk<'_> {
         if self.g.resolve_from(cand, cand_to) == resolved {
             return;
         }
-        let canon = self.g.resolve_fwd(canon, resolved);
+        // A canonical side that resolves to itself is its own FWD resolution.
+        let canon = if resolved == canon {
+            canon
+        } else {
+            self.g.resolve_fwd(canon, resolved)
+        };
         if self.hypot[canon as usize] != cand {
             self.stack.push((cand, canon));
         }
