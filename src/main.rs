@@ -284,6 +284,14 @@ fn run_encode(args: EncodeArgs) -> Result<ExitCode> {
             "dwarf2btf: phases (end time, resident/peak so far): {}",
             phases.join(", ")
         );
+        if !summary.dedup_phases.is_empty() {
+            let phases: Vec<String> = summary
+                .dedup_phases
+                .iter()
+                .map(|(name, secs)| format!("{name} {secs:.3}s"))
+                .collect();
+            eprintln!("dwarf2btf: dedup phases: {}", phases.join(", "));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use crate::btf::{write, Btf};
 use crate::config::Config;
-use crate::dedup::{dedup, DedupOptions};
+use crate::dedup::{dedup_timed, DedupOptions};
 use crate::dwarf::functions::Arch;
 use crate::dwarf::units::{unit_headers, DebugSections};
 use crate::encode::chunk::{Chunk, EncodeContext};
@@ -49,6 +49,8 @@ const BATCH_CUS: usize = 16;
 pub struct Summary {
     /// Seconds, resident MiB and peak resident MiB so far at the end of each phase, in order.
     pub phases: Vec<(&'static str, f64, u64, u64)>,
+    /// How long each phase of the dedup took, in seconds, in order.
+    pub dedup_phases: Vec<(&'static str, f64)>,
     pub cus: usize,
     pub cus_skipped: usize,
     pub types_before_dedup: u32,
@@ -101,7 +103,10 @@ pub fn run(config: &Config) -> Result<Summary> {
             threads: config.jobs,
             ..DedupOptions::default()
         };
-        dedup(&mut btf, &opts)?;
+        summary.dedup_phases = dedup_timed(&mut btf, &opts)?
+            .into_iter()
+            .map(|(phase, took)| (phase, took.as_secs_f64()))
+            .collect();
         summary.phase("dedup", start);
     }
     let bytes = write::to_bytes(&btf);

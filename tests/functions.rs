@@ -158,3 +158,43 @@ fn output_identical_for_every_jobs_count_and_table_design() {
         }
     }
 }
+
+/// `-V` reports every dedup phase, in order, with its time; which reference-type phase is
+/// reported depends on whether a second thread ordered the reference types.
+#[test]
+fn verbose_run_reports_the_dedup_phases() {
+    for (jobs, reference_phase) in [("-j1", "reference order"), ("-j2", "reference wait")] {
+        let out = scratch("funcs_out").join(format!("phases{jobs}.btf"));
+        let o = encode(funcs_so(), &out, &[KERNEL_FEATURES, "-V", jobs]);
+        assert!(o.status.success(), "{}", text(&o));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let line = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("dwarf2btf: dedup phases: "))
+            .unwrap_or_else(|| panic!("no dedup phases line in {stderr}"));
+        let phases: Vec<(&str, f64)> = line
+            .split(", ")
+            .map(|p| {
+                let (name, secs) = p.rsplit_once(' ').expect("name and time");
+                let secs = secs.strip_suffix('s').expect("seconds").parse();
+                (name, secs.unwrap_or_else(|e| panic!("{p}: {e}")))
+            })
+            .collect();
+        let names: Vec<&str> = phases.iter().map(|&(n, _)| n).collect();
+        assert_eq!(
+            names,
+            [
+                "records",
+                "setup",
+                "primitives",
+                "structs",
+                "forward declarations",
+                reference_phase,
+                "reference classes",
+                "compaction"
+            ],
+            "{line}"
+        );
+        assert!(phases.iter().all(|&(_, s)| s >= 0.0), "{line}");
+    }
+}

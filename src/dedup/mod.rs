@@ -89,6 +89,7 @@ mod table;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::btf::kinds::{Kind, MAX_TYPE_ID};
 use crate::btf::Btf;
@@ -110,20 +111,38 @@ pub struct DedupOptions {
 /// Deduplicates `btf` in place with libbpf v1.7.0 `btf__dedup` semantics. Split BTF is
 /// deduplicated against its base, which is never modified.
 pub fn dedup(btf: &mut Btf, opts: &DedupOptions) -> Result<()> {
+    dedup_timed(btf, opts).map(drop)
+}
+
+/// [`dedup`], also returning how long each phase took, in order (`-V` prints them). With more
+/// than one thread, "reference wait" is the time the main thread waited, after phase 4, for
+/// the thread ordering and classifying the reference types.
+pub fn dedup_timed(btf: &mut Btf, opts: &DedupOptions) -> Result<Vec<(&'static str, Duration)>> {
+    let start = Instant::now();
+    let mut marks = Vec::new();
     let recs = own_recs(btf, opts.threads)?;
     check_base(btf)?;
+    marks.push(("records", Instant::now()));
     if !btf.strs_deduped {
         strings::dedup_strings(btf)?;
         btf.strs_deduped = true;
+        marks.push(("strings", Instant::now()));
     }
     let mut d = Dedup::new(btf, recs, opts);
+    marks.push(("setup", Instant::now()));
     let result = d.run().and_then(|()| d.compact_and_remap());
+    d.mark("compaction");
+    marks.append(&mut d.marks);
     let (words, offs, _) = btf.raw_parts_mut();
     match result {
         Ok((new_words, new_offs)) => {
             *words = new_words;
             *offs = new_offs;
-            Ok(())
+            let mut since = start;
+            Ok(marks
+                .into_iter()
+                .map(|(phase, end)| (phase, end - std::mem::replace(&mut since, end)))
+                .collect())
         }
         Err(e) => {
             (*words, *offs) = d.into_own_records();
@@ -470,6 +489,8 @@ pub(crate) struct Dedup {
     /// id below it is processed (`refs::DONE`: the phases are over).
     pub(crate) progress: Arc<AtomicU32>,
     threads: usize,
+    /// When each phase ended, for [`dedup_timed`].
+    marks: Vec<(&'static str, Instant)>,
 }
 
 impl Rec {
@@ -531,6 +552,7 @@ impl Dedup {
             equiv_stack: Vec::new(),
             progress: Arc::new(AtomicU32::new(0)),
             threads: opts.threads,
+            marks: Vec::new(),
         }
     }
 
@@ -556,6 +578,7 @@ impl Dedup {
             let order = refs::finish_order(&own, &recs, start_id)?;
             drop((own, recs, map));
             self.dedup_ref_types(&order);
+            self.mark("reference types");
             return Ok(());
         }
         let classify = || -> Result<_> {
@@ -566,7 +589,9 @@ impl Dedup {
         let classified = if self.threads == 1 {
             let phases = self.dedup_non_ref_types();
             self.progress.store(refs::DONE, Ordering::Release);
-            phases.and_then(|()| classify())?
+            let classified = phases.and_then(|()| classify())?;
+            self.mark("reference order");
+            classified
         } else {
             // Reference types only need the type graph and, for each, the final canonical ids
             // of what it references: classify them on another core while phases 2–4 run,
@@ -578,20 +603,30 @@ impl Dedup {
                 let classified = helper
                     .join()
                     .unwrap_or_else(|p| std::panic::resume_unwind(p));
+                self.mark("reference wait");
                 phases.and(classified)
             })?
         };
         drop((own, recs, map));
         let (order, early) = classified;
         self.finish_ref_classes(&order, early);
+        self.mark("reference classes");
         Ok(())
+    }
+
+    /// Notes that `phase` ended now.
+    fn mark(&mut self, phase: &'static str) {
+        self.marks.push((phase, Instant::now()));
     }
 
     /// Phases 2 to 4.
     fn dedup_non_ref_types(&mut self) -> Result<()> {
         self.dedup_prim_types();
+        self.mark("primitives");
         self.dedup_struct_types()?;
+        self.mark("structs");
         self.resolve_fwds();
+        self.mark("forward declarations");
         Ok(())
     }
 
