@@ -248,20 +248,21 @@ fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {
             record_len(k, vlen(w))
         )));
     }
+    // One comparison on the common path; the first bad id is looked for only on the error path.
     let mut highest = 0;
     for_each_id_field(w[1], |i| highest = highest.max(w[i]));
     if highest < cnt {
         return Ok(());
     }
-    let mut bad = None;
+    let mut first_bad = None;
     for_each_id_field(w[1], |i| {
-        if w[i] >= cnt && bad.is_none() {
-            bad = Some(w[i]);
+        if w[i] >= cnt {
+            first_bad.get_or_insert(w[i]);
         }
     });
-    let r = bad.unwrap_or(highest);
+    let first_bad = first_bad.unwrap_or(highest);
     Err(Error::BadBtf(format!(
-        "type [{id}] ({kind}) references type [{r}], past the last type [{}]",
+        "type [{id}] ({kind}) references type [{first_bad}], past the last type [{}]",
         cnt - 1
     )))
 }

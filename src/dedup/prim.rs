@@ -37,28 +37,30 @@ impl Dedup {
     }
 
     fn dedup_prim_type(&mut self, id: u32, enums: &mut EnumIndex) {
+        // The kind comes from the per-id entry: the record is read only for primitives.
         let k = self.types.kind(id);
-        if !matches!(
-            k,
-            kind::INT | kind::ENUM | kind::ENUM64 | kind::FWD | kind::FLOAT
-        ) {
-            return;
-        }
-        let t = self.types.rec(id);
         let mut new_id = id;
         let h;
         match k {
-            kind::INT => {
-                h = hash::hash_int_decl_tag(t);
+            kind::INT | kind::FWD | kind::FLOAT => {
+                type Equal = fn(&[u32], &[u32]) -> bool;
+                let (hash, equal): (fn(&[u32]) -> u64, Equal) = if k == kind::INT {
+                    (hash::hash_int_decl_tag, hash::equal_int_tag)
+                } else {
+                    (hash::hash_common, hash::equal_common)
+                };
+                let t = self.types.rec(id);
+                h = hash(t);
                 let mut cur = self.table.cursor(h);
                 while let Some(c) = self.table.next(&mut cur, h) {
-                    if hash::equal_int_tag(t, self.types.rec(c)) {
+                    if equal(t, self.types.rec(c)) {
                         new_id = c;
                         break;
                     }
                 }
             }
             kind::ENUM | kind::ENUM64 => {
+                let t = self.types.rec(id);
                 h = hash::hash_enum(t);
                 let enum_fwd = hash::is_enum_fwd(t);
                 if enums.enabled && !enum_fwd && !enums.fwd_names.contains(&t[0]) {
@@ -74,16 +76,6 @@ impl Dedup {
                         enums.fwd_names.insert(t[0]);
                     } else {
                         enums.full.insert(t.into(), id);
-                    }
-                }
-            }
-            kind::FWD | kind::FLOAT => {
-                h = hash::hash_common(t);
-                let mut cur = self.table.cursor(h);
-                while let Some(c) = self.table.next(&mut cur, h) {
-                    if hash::equal_common(t, self.types.rec(c)) {
-                        new_id = c;
-                        break;
                     }
                 }
             }

@@ -90,6 +90,7 @@ impl Dedup {
     }
 
     fn dedup_struct_type(&mut self, id: u32) -> Result<()> {
+        // The kind comes from the per-id entry, tested first: most ids are of other kinds.
         let k = self.types.kind(id);
         if !matches!(k, kind::STRUCT | kind::UNION | kind::TYPEDEF)
             || self.types.map(id) <= MAX_NR_TYPES
@@ -97,10 +98,10 @@ impl Dedup {
             return Ok(());
         }
         let t = self.types.rec(id);
-        let h = match k {
-            kind::STRUCT | kind::UNION => hash::hash_struct(t),
-            kind::TYPEDEF => hash::hash_typedef(t),
-            _ => return Ok(()),
+        let h = if k == kind::TYPEDEF {
+            hash::hash_typedef(t)
+        } else {
+            hash::hash_struct(t)
         };
         let mut new_id = id;
         let mut cur = self.table.cursor(h);
