@@ -31,7 +31,13 @@
 //! dedup time −21 % in interleaved runs). Since then the walk is mostly instructions (IPC
 //! near 1.7 by estimate): queuing a pair reads both `map` entries once and decides it at once
 //! when both sides map to one type (12.4 M of the 28.7 M pairs offered): −5.6 % instructions
-//! for the whole dedup. What misses are left are L2 misses on the canonical side.
+//! for the whole dedup. What misses are left are L2 misses on the canonical side, and beyond:
+//! on these 2-core VMs a core does not get the 32 MiB L3 that `lscpu` reports. A dependent-load
+//! chase over a random cycle takes ~6 ns per load within 256 KB, ~20 ns within 2 MB, and
+//! 80–165 ns from 3 MB up (220 ns over 100 MB), so the effective last level is 2–3 MB.
+//! Simulated with a 2 MiB last level (`--LL=2097152,16,64`, which ignores prefetches) the walk
+//! misses it 3.1 M times, and the phase takes anywhere from 0.52 s to 0.81 s from one run to
+//! the next as the machine's memory load moves.
 //!
 //! Measured and dropped (2026-11): one 16-byte cell per id for all per-id state (neutral),
 //! software prefetch of queued pairs (neutral, and slower when retried with the streaming),
@@ -57,7 +63,20 @@
 //!   are prefetched 8 and 16 ahead, then libbpf's order replayed over the recorded pairs for
 //!   the merge (exact whenever no canonical type meets two candidates, which held for all but
 //!   the 240 k failing checks): the exploration cost as much as the depth-first walk, whose
-//!   neighbouring records share cache lines, and the replay added 0.2 s.
+//!   neighbouring records share cache lines, and the replay added 0.2 s;
+//! - a speculative two-thread phase (2026-11-30, local branch `experiment/speculative-structs`):
+//!   the ids cut into runs of whole compile units (a unit starts where no later type up to the
+//!   last STRUCT/UNION/TYPEDEF references an earlier one, references to `int`s and from FUNC,
+//!   VAR, DATASEC and DECL_TAG aside: 1,554 runs of at least 1,024 ids), each thread taking the
+//!   next run and the runs committing in id order. A run started while earlier ones were in
+//!   flight wrote to an overlay, gave up on reading a `map` entry of a run in flight, and at
+//!   its turn was checked against what those runs logged (hashes appended, `map` entries
+//!   written outside their range) and against table growth, else redone on the shared state.
+//!   Exact (byte-identical to libbpf on the kernel and every fixture) but no faster: 1.15 s
+//!   against 1.06 s median dedup in 6 interleaved pairs, with 0.6 s more CPU. 340–380 runs were
+//!   redone, and they are the heavy ones (a unit's first check tends to use types the unit
+//!   just before introduced): by profile the redone work came to half the sequential phase,
+//!   while the reference-type thread already holds much of the second core.
 
 use super::ahead::Ahead;
 use super::hash::{self, kind_of, vlen};
