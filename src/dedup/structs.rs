@@ -28,10 +28,10 @@
 //! walk also missed the last level 2.4 M times, mostly on the first touch of the compile
 //! unit's own records, which that first check reaches in graph order, far ahead of the loop:
 //! `ahead.rs` now streams the records and per-id entries 4096 ids ahead into L2/L3 (median
-//! dedup time −21 % in interleaved runs). Since then the walk is mostly instructions (IPC
-//! near 1.7 by estimate): queuing a pair reads both `map` entries once and decides it at once
-//! when both sides map to one type (12.4 M of the 28.7 M pairs offered): −5.6 % instructions
-//! for the whole dedup. What misses are left are L2 misses on the canonical side, and beyond:
+//! dedup time −21 % in interleaved runs). Since then, on a quiet machine, the walk is mostly
+//! instructions (IPC near 1.7 by estimate): queuing a pair reads both `map` entries once and
+//! decides it at once when both sides map to one type (12.4 M of the 28.7 M pairs offered):
+//! −5.6 % instructions for the whole dedup. What misses are left are L2 misses on the canonical side, and beyond:
 //! on these 2-core VMs a core does not get the 32 MiB L3 that `lscpu` reports. A dependent-load
 //! chase over a random cycle takes ~6 ns per load within 256 KB, ~20 ns within 2 MB, and
 //! 80–165 ns from 3 MB up (220 ns over 100 MB), so the effective last level is 2–3 MB.
