@@ -21,23 +21,23 @@
 //!
 //! On the kernel this phase is most of dedup: 16.1 M pair steps making 9.2 M hypothetical
 //! pairs, 87 % of them in the first check of each compile unit's copy of the core type graph,
-//! whose canonical side wanders through the per-CU copies that canonical types point into.
-//! The steps are a dependent chain (each step's next pair comes from the record just read) of
-//! ~150 instructions and L1/L2 misses each. Against a 32 MiB last-level cache (cachegrind
+//! whose canonical side wanders through the per-CU copies that canonical types point into. The
+//! steps are a dependent chain (each step's next pair comes from the record just read) of ~150
+//! instructions and L1/L2 misses each. Against a 32 MiB last-level cache (cachegrind
 //! `--LL=33554432,16,64`; its default took a 256 MiB one from the host and showed none) the
-//! walk also missed the last level 2.4 M times, mostly on the first touch of the compile
-//! unit's own records, which that first check reaches in graph order, far ahead of the loop:
+//! walk also missed the last level 2.4 M times, mostly on the first touch of the compile unit's
+//! own records, which that first check reaches in graph order, far ahead of the loop:
 //! `ahead.rs` now streams the records and per-id entries 4096 ids ahead into L2/L3 (median
 //! dedup time −21 % in interleaved runs). Since then, on a quiet machine, the walk is mostly
 //! instructions (IPC near 1.7 by estimate): queuing a pair reads both `map` entries once and
 //! decides it at once when both sides map to one type (12.4 M of the 28.7 M pairs offered):
-//! −5.6 % instructions for the whole dedup. What misses are left are L2 misses on the canonical side, and beyond:
-//! on these 2-core VMs a core does not get the 32 MiB L3 that `lscpu` reports. A dependent-load
-//! chase over a random cycle takes ~6 ns per load within 256 KB, ~20 ns within 2 MB, and
-//! 80–165 ns from 3 MB up (220 ns over 100 MB), so the effective last level is 2–3 MB.
-//! Simulated with a 2 MiB last level (`--LL=2097152,16,64`, which ignores prefetches) the walk
-//! misses it 3.1 M times, and the phase takes anywhere from 0.52 s to 0.81 s from one run to
-//! the next as the machine's memory load moves.
+//! −5.6 % instructions for the whole dedup. What misses are left are L2 misses on the canonical
+//! side, and beyond: on these 2-core VMs a core does not get the 32 MiB L3 that `lscpu`
+//! reports. A dependent-load chase over a random cycle takes ~6 ns per load within 256 KB,
+//! ~20 ns within 2 MB, and 80–165 ns from 3 MB up (220 ns over 100 MB), so the effective last
+//! level is 2–3 MB. Simulated with a 2 MiB last level (`--LL=2097152,16,64`, which ignores
+//! prefetches) the walk misses it 3.1 M times, and the phase takes anywhere from 0.52 s to
+//! 0.81 s from one run to the next as the machine's memory load moves.
 //!
 //! Measured and dropped (2026-11): one 16-byte cell per id for all per-id state (neutral),
 //! software prefetch of queued pairs (neutral, and slower when retried with the streaming),
