@@ -105,35 +105,90 @@ impl Features {
         })
     }
 
-    /// Applies every `--btf_features` list in order, starting from all-off. Returns the unknown
-    /// names (an error instead when `strict`).
-    pub fn from_lists(lists: &[String], strict: bool) -> Result<(Features, Vec<String>)> {
-        let mut f = Features::none();
+    /// Applies the feature options in command-line order, as pahole does: the state starts
+    /// from pahole's defaults ([`Features::default`]); the first `--btf_features` list resets
+    /// every feature to off (later lists accumulate); a legacy flag sets its one feature
+    /// wherever it stands, so one given before the first list is overwritten by it. Returns the
+    /// unknown names (an error instead for a strict list).
+    pub fn from_args(args: &[FeatureArg<'_>]) -> Result<(Features, Vec<String>)> {
+        let mut f = Features::default();
+        let mut lists_seen = false;
         let mut unknown = Vec::new();
-        for list in lists {
-            let (plus, list) = match list.strip_prefix('+') {
-                Some(rest) => (true, rest),
-                None => (false, list.as_str()),
-            };
-            if plus {
-                f.enable_default();
-            }
-            for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                if name == "default" {
-                    f.enable_default();
-                } else if let Some(flag) = f.flag_mut(name) {
-                    *flag = true;
-                } else if strict {
-                    return Err(Error::Usage(format!(
-                        "unknown BTF feature '{name}'; known: default, {}",
-                        FEATURES.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
-                    )));
-                } else {
-                    unknown.push(name.to_string());
+        for arg in args {
+            match *arg {
+                FeatureArg::List { list, strict } => {
+                    if !lists_seen {
+                        f = Features::none();
+                        lists_seen = true;
+                    }
+                    f.apply_list(list, strict, &mut unknown)?;
                 }
+                FeatureArg::Legacy(flag) => f.apply_legacy(flag, &mut lists_seen)?,
             }
         }
         Ok((f, unknown))
+    }
+
+    /// Applies `--btf_features` lists in order, starting from all-off (pahole's lists only).
+    pub fn from_lists(lists: &[String], strict: bool) -> Result<(Features, Vec<String>)> {
+        let args: Vec<FeatureArg<'_>> = lists
+            .iter()
+            .map(|list| FeatureArg::List { list, strict })
+            .collect();
+        Features::from_args(&args)
+    }
+
+    /// One `--btf_features` list: `default`, a leading `+` (default plus these), names.
+    fn apply_list(&mut self, list: &str, strict: bool, unknown: &mut Vec<String>) -> Result<()> {
+        let list = match list.strip_prefix('+') {
+            Some(rest) => {
+                self.enable_default();
+                rest
+            }
+            None => list,
+        };
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            if name == "default" {
+                self.enable_default();
+            } else if UNIMPLEMENTED.contains(&name) {
+                // As pahole treats a feature whose libbpf check fails: not enabled.
+                unknown.push(format!("{name} (not implemented)"));
+            } else if let Some(flag) = self.flag_mut(name) {
+                *flag = true;
+            } else if strict {
+                return Err(Error::Usage(format!(
+                    "unknown BTF feature '{name}'; supported: {}",
+                    supported_features()
+                )));
+            } else {
+                unknown.push(name.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    /// One legacy flag (see [`LEGACY_FLAGS`]).
+    fn apply_legacy(&mut self, flag: &str, lists_seen: &mut bool) -> Result<()> {
+        let (_, effect, _) = LEGACY_FLAGS
+            .iter()
+            .find(|(name, _, _)| *name == flag)
+            .ok_or_else(|| Error::Usage(format!("unknown legacy flag --{flag}")))?;
+        match *effect {
+            Legacy::Set(name, on) => {
+                *self
+                    .flag_mut(name)
+                    .expect("LEGACY_FLAGS names are features") = on;
+            }
+            // pahole runs `parse_btf_features("all")`: the reset of the first list, then a
+            // name it does not know.
+            Legacy::ResetOnly => {
+                if !*lists_seen {
+                    *self = Features::none();
+                    *lists_seen = true;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn enable_default(&mut self) {
@@ -144,6 +199,105 @@ impl Features {
         }
     }
 }
+
+/// A feature option as it stands on the command line, in order.
+#[derive(Clone, Copy, Debug)]
+pub enum FeatureArg<'a> {
+    /// `--btf_features=LIST` (`strict` for `--btf_features_strict`).
+    List { list: &'a str, strict: bool },
+    /// A legacy flag, named as in [`LEGACY_FLAGS`] (without the leading `--`).
+    Legacy(&'a str),
+}
+
+/// What a legacy flag does to the feature set.
+#[derive(Clone, Copy, Debug)]
+pub enum Legacy {
+    /// Sets one feature on or off.
+    Set(&'static str, bool),
+    /// `--btf_gen_all`: what pahole ≥ 1.27 does with it (reset to all-off if no list came first).
+    ResetOnly,
+}
+
+/// pahole's flags from before `--btf_features`, still used by kernels up to 6.6 (6.1's
+/// `scripts/pahole-flags.sh` passes `--btf_gen_floats --skip_encoding_btf_inconsistent_proto
+/// --btf_gen_optimized`): flag, effect, help.
+pub const LEGACY_FLAGS: &[(&str, Legacy, &str)] = &[
+    (
+        "btf_gen_floats",
+        Legacy::Set("float", true),
+        "Encode floating-point types (= feature float)",
+    ),
+    (
+        "btf_gen_optimized",
+        Legacy::Set("optimized_func", true),
+        "= feature optimized_func",
+    ),
+    (
+        "btf_gen_all",
+        Legacy::ResetOnly,
+        "Obsolete since pahole 1.27: resets the features as an empty --btf_features would",
+    ),
+    (
+        "btf_encode_force",
+        Legacy::Set("encode_force", true),
+        "= feature encode_force",
+    ),
+    (
+        "skip_encoding_btf_inconsistent_proto",
+        Legacy::Set("consistent_func", true),
+        "Skip functions with inconsistent prototypes (= feature consistent_func)",
+    ),
+    (
+        "skip_encoding_btf_vars",
+        Legacy::Set("var", false),
+        "Do not encode per-CPU variables (turns feature var off)",
+    ),
+    (
+        "skip_encoding_btf_decl_tag",
+        Legacy::Set("decl_tag", false),
+        "Do not encode decl tags (turns feature decl_tag off)",
+    ),
+    (
+        "skip_encoding_btf_type_tag",
+        Legacy::Set("type_tag", false),
+        "Do not encode type tags (turns feature type_tag off)",
+    ),
+    (
+        "skip_encoding_btf_enum64",
+        Legacy::Set("enum64", false),
+        "Encode 64-bit enums as ENUM (turns feature enum64 off)",
+    ),
+    (
+        "reproducible_build",
+        Legacy::Set("reproducible_build", true),
+        "Accepted for pahole compatibility (output is always reproducible)",
+    ),
+    (
+        "btf_attributes",
+        Legacy::Set("attributes", true),
+        "= feature attributes",
+    ),
+];
+
+/// The features dwarf2btf implements, in pahole's order, as `--supported_btf_features`
+/// prints them.
+pub fn supported_features() -> String {
+    FEATURES
+        .iter()
+        .map(|f| f.0)
+        .filter(|name| !UNIMPLEMENTED.contains(name))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Features pahole knows that dwarf2btf does not encode yet: accepted and ignored, as pahole
+/// treats a feature whose libbpf check fails.
+pub const UNIMPLEMENTED: &[&str] = &["distilled_base", "attributes", "true_signature", "layout"];
+
+/// The pahole release whose command line and encoding dwarf2btf implements. `--version`
+/// prints it as pahole does, because kernel builds turn `$(PAHOLE) --version` into
+/// `CONFIG_PAHOLE_VERSION` and choose the flags (and whether BTF is built at all) from it.
+pub const PAHOLE_VERSION: (u32, u32) = (1, 31);
 
 /// A DWARF source language as `--lang`/`--lang_exclude` name it.
 pub fn lang_from_name(name: &str) -> Option<u16> {
@@ -206,7 +360,10 @@ pub fn parse_langs(list: &str) -> Result<Vec<u16>> {
 #[derive(Clone, Debug)]
 pub struct Config {
     pub input: PathBuf,
-    pub output: PathBuf,
+    /// Where the BTF goes: a raw BTF file, or the input's own `.BTF` section.
+    pub output: Output,
+    /// Base BTF (raw, or an ELF with `.BTF`) to encode split BTF against, as for modules.
+    pub base: Option<PathBuf>,
     pub jobs: usize,
     pub features: Features,
     pub lang_exclude: Vec<u16>,
@@ -215,6 +372,15 @@ pub struct Config {
     pub no_dedup: bool,
     /// Which function table design the workers share.
     pub func_table: crate::functable::Design,
+}
+
+/// Where an encoding run writes its BTF.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// A raw BTF file (`--btf_encode_detached=FILE`).
+    Detached(PathBuf),
+    /// The input ELF's `.BTF` section, added or replaced (`-J` alone).
+    InPlace,
 }
 
 #[cfg(test)]
@@ -241,6 +407,55 @@ mod tests {
         assert!(f.float && !f.var);
         assert_eq!(unknown, ["nope"]);
         assert!(Features::from_lists(&["nope".into()], true).is_err());
+    }
+
+    fn legacy(args: &[FeatureArg<'_>]) -> Features {
+        Features::from_args(args).unwrap().0
+    }
+
+    #[test]
+    fn legacy_flags_of_the_6_1_kernel() {
+        use FeatureArg::Legacy;
+        let f = legacy(&[
+            Legacy("btf_gen_floats"),
+            Legacy("skip_encoding_btf_inconsistent_proto"),
+            Legacy("btf_gen_optimized"),
+        ]);
+        let expected = Features {
+            float: true,
+            consistent_func: true,
+            optimized_func: true,
+            ..Features::default()
+        };
+        assert_eq!(f, expected);
+        assert!(f.var && f.type_tag && !f.decl_tag_kfuncs);
+    }
+
+    #[test]
+    fn a_legacy_flag_before_the_first_list_is_overwritten() {
+        use FeatureArg::{Legacy, List};
+        let list = List {
+            list: "var",
+            strict: false,
+        };
+        assert!(!legacy(&[Legacy("btf_gen_floats"), list]).float);
+        assert!(legacy(&[list, Legacy("btf_gen_floats")]).float);
+        assert!(!legacy(&[list, Legacy("skip_encoding_btf_vars")]).var);
+    }
+
+    #[test]
+    fn btf_gen_all_resets_like_an_empty_list() {
+        assert_eq!(
+            legacy(&[FeatureArg::Legacy("btf_gen_all")]),
+            Features::none()
+        );
+    }
+
+    #[test]
+    fn unimplemented_features_are_not_enabled_even_when_strict() {
+        let (f, unknown) = Features::from_lists(&["layout".into()], true).unwrap();
+        assert!(!f.layout);
+        assert_eq!(unknown, ["layout (not implemented)"]);
     }
 
     #[test]

@@ -5,24 +5,34 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Arg, ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use dwarf2btf::btf::{canon, dump, read, verify, Btf};
-use dwarf2btf::config::{parse_langs, Config, Features};
+use dwarf2btf::config::{
+    parse_langs, supported_features, Config, FeatureArg, Features, Output, LEGACY_FLAGS,
+    PAHOLE_VERSION,
+};
 use dwarf2btf::{pipeline, Error, Result};
 
 #[derive(Parser)]
 #[command(
     name = "dwarf2btf",
-    version,
     about = "Encode the DWARF of a Linux kernel image or module as BTF (a faster pahole -J)",
     args_conflicts_with_subcommands = true,
+    args_override_self = true,
     disable_version_flag = true
 )]
 struct Cli {
-    /// Print the version (pahole spells -V as --verbose, so only the long form exists).
-    #[arg(long = "version", action = clap::ArgAction::Version)]
-    version: Option<bool>,
+    /// Print the pahole version whose behaviour dwarf2btf implements (v1.31), as pahole prints
+    /// its own: kernel builds read it. `dwarf2btf version` prints dwarf2btf's own version.
+    #[arg(long = "version")]
+    version: bool,
+    /// Print that pahole version as a number (131), as pahole does.
+    #[arg(long = "numeric_version")]
+    numeric_version: bool,
+    /// Print the BTF features dwarf2btf encodes, comma-separated.
+    #[arg(long = "supported_btf_features")]
+    supported_btf_features: bool,
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
@@ -31,14 +41,18 @@ struct Cli {
 
 #[derive(Args)]
 struct EncodeArgs {
-    /// Encode BTF (pahole's -J). Writing .BTF into the ELF in place is not supported yet:
-    /// use --btf_encode_detached.
+    /// Encode BTF into the input's .BTF section (added, or replaced), as pahole -J does.
     #[arg(short = 'J', long = "btf_encode")]
     btf_encode: bool,
     /// Write the raw BTF to FILE instead of into the input (implies -J).
     #[arg(long = "btf_encode_detached", value_name = "FILE")]
     detached: Option<PathBuf>,
-    /// Worker threads (no value: one per CPU, as pahole). Output is identical for every N.
+    /// Encode split BTF on top of this base: raw BTF (e.g. /sys/kernel/btf/vmlinux) or an ELF
+    /// file with a .BTF section (vmlinux), as kernel module builds do.
+    #[arg(long = "btf_base", value_name = "PATH")]
+    btf_base: Option<PathBuf>,
+    /// Worker threads; as in pahole, only an attached value counts (-j4, --jobs=4), and -j
+    /// alone means one per CPU. The output is identical for every N.
     #[arg(short = 'j', long = "jobs", value_name = "N", num_args = 0..=1, default_missing_value = "0")]
     jobs: Option<usize>,
     /// BTF features to encode (pahole names; `default`, `+feature`; may be repeated).
@@ -67,6 +81,8 @@ struct EncodeArgs {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Print dwarf2btf's own version (`--version` prints the pahole version it implements).
+    Version,
     /// Check BTF against the kernel's rules; exit 0 when valid.
     Verify {
         /// Raw BTF or an ELF file with a .BTF section.
@@ -100,15 +116,70 @@ enum Command {
     },
 }
 
+/// The command with pahole's legacy feature flags added from [`LEGACY_FLAGS`] (defined once).
+fn command() -> clap::Command {
+    LEGACY_FLAGS
+        .iter()
+        .fold(Cli::command(), |cmd, (name, _, help)| {
+            cmd.arg(
+                Arg::new(*name)
+                    .long(*name)
+                    .action(ArgAction::SetTrue)
+                    .help(*help)
+                    .help_heading("pahole's legacy feature flags"),
+            )
+        })
+}
+
+/// pahole reads `-j` with getopt's optional argument: only an attached value counts, so in
+/// `-j vmlinux` the file is the input. Spell a bare `-j`/`--jobs` as "one per CPU" so the
+/// parser cannot take the next word as its value.
+fn attach_jobs_values(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    args.map(|a| match a.to_str() {
+        Some("-j") => "-j0".into(),
+        Some("--jobs") => "--jobs=0".into(),
+        _ => a,
+    })
+    .collect()
+}
+
+/// The feature options in command-line order (pahole applies them in that order).
+fn feature_args<'m>(matches: &'m ArgMatches) -> Vec<FeatureArg<'m>> {
+    let mut args: Vec<(usize, FeatureArg<'m>)> = Vec::new();
+    for (id, strict) in [("btf_features", false), ("btf_features_strict", true)] {
+        if let (Some(idx), Some(lists)) = (matches.indices_of(id), matches.get_many::<String>(id)) {
+            args.extend(
+                idx.zip(lists)
+                    .map(|(i, list)| (i, FeatureArg::List { list, strict })),
+            );
+        }
+    }
+    for (name, _, _) in LEGACY_FLAGS {
+        if matches.get_flag(name) {
+            let i = matches.index_of(name).unwrap_or(0);
+            args.push((i, FeatureArg::Legacy(name)));
+        }
+    }
+    args.sort_by_key(|(i, _)| *i);
+    args.into_iter().map(|(_, a)| a).collect()
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let matches = match command().try_get_matches_from(attach_jobs_values(std::env::args_os())) {
+        Ok(m) => m,
         Err(e) => {
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    match run(cli) {
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
+    };
+    match run(cli, &matches) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("dwarf2btf: {e}");
@@ -117,8 +188,28 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<ExitCode> {
+fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
+    let (major, minor) = PAHOLE_VERSION;
+    if cli.version {
+        println!("v{major}.{minor}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if cli.numeric_version {
+        println!("{major}{minor:02}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if cli.supported_btf_features {
+        println!("{}", supported_features());
+        return Ok(ExitCode::SUCCESS);
+    }
     match cli.command {
+        Some(Command::Version) => {
+            println!(
+                "dwarf2btf {} (pahole v{major}.{minor} command line and encoding)",
+                env!("CARGO_PKG_VERSION")
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Verify { file, base }) => run_verify(&file, base),
         Some(Command::Diff {
             a,
@@ -134,19 +225,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             dump::dump(&btf, &mut out).map_err(|e| Error::io("<stdout>", e))?;
             Ok(ExitCode::SUCCESS)
         }
-        None => run_encode(cli.encode),
+        None => run_encode(cli.encode, &feature_args(matches)),
     }
 }
 
 /// Reads a base BTF, its strings indexed so that split BTF reuses them.
 fn load_base(base: Option<PathBuf>) -> Result<Option<Arc<Btf>>> {
-    base.map(|p| {
-        read::read_file(&p, None).map(|mut b| {
-            b.index_strings();
-            Arc::new(b)
-        })
-    })
-    .transpose()
+    base.as_deref().map(read::read_base).transpose()
 }
 
 fn run_verify(file: &Path, base: Option<PathBuf>) -> Result<ExitCode> {
@@ -204,37 +289,26 @@ fn run_diff(
     })
 }
 
-fn run_encode(args: EncodeArgs) -> Result<ExitCode> {
+fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitCode> {
     let Some(input) = args.file else {
         return Err(Error::Usage(
-            "no input file (usage: dwarf2btf -J --btf_encode_detached=OUT FILE)".into(),
+            "no input file (usage: dwarf2btf -J [--btf_encode_detached=OUT] FILE)".into(),
         ));
     };
-    let Some(output) = args.detached else {
-        return Err(Error::Usage(if args.btf_encode {
-            "writing .BTF into the ELF file in place is not supported yet; use --btf_encode_detached=FILE".into()
-        } else {
-            "nothing to do: pass -J --btf_encode_detached=FILE to encode".into()
-        }));
-    };
-    let strict = !args.btf_features_strict.is_empty();
-    let lists: Vec<String> = args
-        .btf_features
-        .into_iter()
-        .chain(args.btf_features_strict)
-        .collect();
-    let features = if lists.is_empty() {
-        Features::default()
-    } else {
-        let (features, unknown) = Features::from_lists(&lists, strict)?;
-        if args.verbose && !unknown.is_empty() {
-            eprintln!(
-                "dwarf2btf: ignoring unknown BTF features: {}",
-                unknown.join(", ")
-            );
+    let output = match (args.detached, args.btf_encode) {
+        (Some(path), _) => Output::Detached(path),
+        (None, true) => Output::InPlace,
+        (None, false) => {
+            return Err(Error::Usage(
+                "nothing to do: pass -J to encode .BTF into FILE, or --btf_encode_detached=OUT"
+                    .into(),
+            ))
         }
-        features
     };
+    let (features, unknown) = Features::from_args(feature_args)?;
+    if args.verbose && !unknown.is_empty() {
+        eprintln!("dwarf2btf: ignoring BTF features: {}", unknown.join(", "));
+    }
     let lang_exclude = match args
         .lang_exclude
         .or_else(|| std::env::var("PAHOLE_LANG_EXCLUDE").ok())
@@ -250,6 +324,7 @@ fn run_encode(args: EncodeArgs) -> Result<ExitCode> {
     let config = Config {
         input,
         output,
+        base: args.btf_base,
         jobs,
         features,
         lang_exclude,

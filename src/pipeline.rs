@@ -23,8 +23,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 use std::time::Instant;
 
-use crate::btf::{write, Btf};
-use crate::config::Config;
+use std::sync::Arc;
+
+use crate::btf::{read, write, Btf};
+use crate::config::{Config, Output};
 use crate::dedup::{dedup_timed, DedupOptions};
 use crate::dwarf::functions::Arch;
 use crate::dwarf::units::{unit_headers, DebugSections};
@@ -38,7 +40,7 @@ use crate::functable::{self, Design, FuncTable};
 use crate::input::elf::{Elf, Mapped};
 use crate::input::functions::ElfFunctions;
 use crate::input::kfuncs::collect_kfuncs;
-use crate::output::write_atomic;
+use crate::output::{elf::write_sections, write_atomic};
 
 /// CUs per batch: small enough to balance 2–64 workers over the kernel's ~2,200 CUs, large
 /// enough that the per-chunk overhead stays negligible.
@@ -87,17 +89,18 @@ fn status_mib(key: &str) -> u64 {
 /// Encodes `config.input` and writes the BTF to `config.output`.
 pub fn run(config: &Config) -> Result<Summary> {
     let start = Instant::now();
+    let base = config.base.as_deref().map(read::read_base).transpose()?;
     let mapped = Mapped::open(&config.input)?;
     let elf = Elf::parse(&mapped)?;
     let mut summary = Summary::default();
-    let Some(mut btf) = encode(&elf, &mapped, config, &mut summary)? else {
+    let Some(mut btf) = encode(&elf, &mapped, config, base, &mut summary)? else {
         summary.seconds = start.elapsed().as_secs_f64();
         return Ok(summary);
     };
     // The DWARF is done with: drop its pages from the resident set before dedup's peak.
     mapped.release(0..mapped.bytes().len());
     summary.phase("encode", start);
-    summary.types_before_dedup = btf.type_cnt() - 1;
+    summary.types_before_dedup = btf.type_cnt() - btf.start_id();
     if !config.no_dedup {
         let opts = DedupOptions {
             threads: config.jobs,
@@ -110,19 +113,26 @@ pub fn run(config: &Config) -> Result<Summary> {
         summary.phase("dedup", start);
     }
     let bytes = write::to_bytes(&btf);
-    summary.types = btf.type_cnt() - 1;
+    summary.types = btf.type_cnt() - btf.start_id();
     summary.bytes = bytes.len();
-    write_atomic(&config.output, &bytes)?;
+    drop(elf);
+    drop(mapped);
+    match &config.output {
+        Output::Detached(path) => write_atomic(path, &bytes)?,
+        Output::InPlace => write_sections(&config.input, &[(".BTF", &bytes)])?,
+    }
     summary.phase("write", start);
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
 }
 
-/// Encodes every CU, functions and variables; `None` when there is nothing to write.
+/// Encodes every CU, functions and variables, as split BTF on `base` when there is one;
+/// `None` when there is nothing to write.
 pub fn encode(
     elf: &Elf<'_>,
     mapped: &Mapped,
     config: &Config,
+    base: Option<Arc<Btf>>,
     summary: &mut Summary,
 ) -> Result<Option<Btf>> {
     let path = elf.path();
@@ -160,13 +170,20 @@ pub fn encode(
     };
     ctx.index_cu = ctx.find_index_cu()?;
     let t0 = Instant::now();
+    let mut dst = match base {
+        Some(base) => Btf::new_split(base),
+        None => Btf::new(),
+    };
+    dst.endian = elf.endian;
     let run = match config.func_table {
-        Design::Shared => encode_with::<functable::shared::SharedTable<FuncInstance>>(&ctx, config),
+        Design::Shared => {
+            encode_with::<functable::shared::SharedTable<FuncInstance>>(&ctx, config, dst)
+        }
         Design::Dashmap => {
-            encode_with::<functable::dashmap::DashmapTable<FuncInstance>>(&ctx, config)
+            encode_with::<functable::dashmap::DashmapTable<FuncInstance>>(&ctx, config, dst)
         }
         Design::SaveMerge => {
-            encode_with::<functable::save_merge::SaveMergeTable<FuncInstance>>(&ctx, config)
+            encode_with::<functable::save_merge::SaveMergeTable<FuncInstance>>(&ctx, config, dst)
         }
     }?;
     let Merged {
@@ -200,7 +217,7 @@ pub fn encode(
             let _ = writeln!(out, "{m}");
         }
     }
-    if btf.type_cnt() == 1 {
+    if btf.own_len() == 0 {
         summary.nothing_written = Some("no types were encoded".into());
         return Ok(None);
     }
@@ -218,10 +235,12 @@ struct Merged {
     chunk_messages: Vec<String>,
 }
 
-/// Runs the workers with table design `T` and appends their chunks in order.
+/// Runs the workers with table design `T` and appends their chunks in order to `dst` (empty,
+/// or split on a base).
 fn encode_with<'a, T: FuncTable<FuncInstance>>(
     ctx: &EncodeContext<'a, '_>,
     config: &Config,
+    dst: Btf,
 ) -> Result<Merged> {
     let n_cus = ctx.headers.len();
     let batches: Vec<Range<usize>> = (0..n_cus)
@@ -238,11 +257,7 @@ fn encode_with<'a, T: FuncTable<FuncInstance>>(
     let window = Window::new(2 * jobs.min(cpus) + 2);
     let (tx, rx) = mpsc::channel::<(usize, Result<Chunk>)>();
     let mut merged = Merged {
-        btf: {
-            let mut b = Btf::new();
-            b.endian = ctx.endian;
-            b
-        },
+        btf: dst,
         chunk_offsets: vec![0; batches.len()],
         secinfos: Vec::new(),
         groups: Vec::new(),

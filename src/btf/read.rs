@@ -143,12 +143,22 @@ pub fn record_offsets(words: &[u32]) -> Result<Vec<u32>> {
     Ok(offs)
 }
 
+/// Reads a base BTF (raw, or an ELF's `.BTF`), its strings indexed so that split BTF built on
+/// it finds them (`btf__add_str` reuses base strings).
+pub fn read_base(path: &Path) -> Result<Arc<Btf>> {
+    let mut base = read_file(path, None)?;
+    base.index_strings();
+    Ok(Arc::new(base))
+}
+
 /// Reads BTF from `path`: raw BTF, or the `.BTF` section of an ELF file.
 pub fn read_file(path: &Path, base: Option<Arc<Btf>>) -> Result<Btf> {
-    let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    // Mapped, not read: a base vmlinux is hundreds of MiB, of which only .BTF is wanted.
+    let mapped = crate::input::elf::Mapped::open(path)?;
+    let data = mapped.bytes();
     if data.starts_with(b"\x7fELF") {
-        let sec = crate::input::elf::btf_section(path, &data)?;
+        let sec = crate::input::elf::btf_section(path, data)?;
         return parse(&sec, base);
     }
-    parse(&data, base)
+    parse(data, base)
 }

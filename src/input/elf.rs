@@ -272,11 +272,25 @@ impl<'a> Elf<'a> {
             RelocationTarget::Absolute => 0,
             _ => return Err(bad(format!("unsupported relocation target at {offset:#x}"))),
         };
-        let value = sym_value.wrapping_add(rel.addend() as u64);
         let at = offset as usize;
         let slot = buf
             .get_mut(at..at + size)
             .ok_or_else(|| bad(format!("relocation at {offset:#x} is out of bounds")))?;
+        // SHT_REL (i386, 32-bit Arm) keeps the addend in the relocated field itself.
+        let addend = if rel.has_implicit_addend() {
+            let mut bytes = [0u8; 8];
+            match self.endian {
+                Endian::Little => bytes[..size].copy_from_slice(slot),
+                Endian::Big => bytes[8 - size..].copy_from_slice(slot),
+            }
+            match self.endian {
+                Endian::Little => u64::from_le_bytes(bytes),
+                Endian::Big => u64::from_be_bytes(bytes),
+            }
+        } else {
+            rel.addend() as u64
+        };
+        let value = sym_value.wrapping_add(addend);
         match (size, self.endian) {
             (4, Endian::Little) => slot.copy_from_slice(&(value as u32).to_le_bytes()),
             (4, Endian::Big) => slot.copy_from_slice(&(value as u32).to_be_bytes()),

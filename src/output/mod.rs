@@ -1,4 +1,7 @@
-//! Writing outputs atomically: a temporary file in the target's directory, then a rename.
+//! Writing outputs atomically: a temporary file in the target's directory, then a rename —
+//! raw BTF files here, sections of an ELF file in [`elf`].
+
+pub mod elf;
 
 use std::io::Write;
 use std::path::Path;
