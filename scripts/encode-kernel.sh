@@ -30,7 +30,7 @@ echo "== bpftool btf dump"
 bpftool btf dump file "$OUT" > "$CACHE/vmlinux.dwarf2btf.txt"
 echo "bpftool listed $(grep -c '^\[' "$CACHE/vmlinux.dwarf2btf.txt") types"
 
-ORACLE=../shared/oracles/vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf
+ORACLE=$(scripts/oracle.sh vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf)
 if [ -f "$ORACLE" ]; then
   echo "== comparing with pahole HEAD's output ($ORACLE)"
   "$BIN" diff --set --only types "$OUT" "$ORACLE" || true

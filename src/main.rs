@@ -1,6 +1,7 @@
 //! The `dwarf2btf` command line: pahole's flag spelling for encoding, plus `verify`, `diff`
 //! and `dump` subcommands. It only parses flags and wires them to the library.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -221,8 +222,9 @@ fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
         }) => run_diff(&a, &b, base, set, fold_fwd, only.as_deref()),
         Some(Command::Dump { file, base }) => {
             let btf = read::read_file(&file, load_base(base)?)?;
-            let mut out = std::io::stdout().lock();
-            dump::dump(&btf, &mut out).map_err(|e| Error::io("<stdout>", e))?;
+            let mut listing = Vec::new();
+            dump::dump(&btf, &mut listing).map_err(|e| Error::io("<stdout>", e))?;
+            print_stdout(&String::from_utf8_lossy(&listing))?;
             Ok(ExitCode::SUCCESS)
         }
         None => run_encode(cli.encode, &feature_args(matches)),
@@ -232,6 +234,14 @@ fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
 /// Reads a base BTF, its strings indexed so that split BTF reuses them.
 fn load_base(base: Option<PathBuf>) -> Result<Option<Arc<Btf>>> {
     base.as_deref().map(read::read_base).transpose()
+}
+
+/// Writes to stdout; a reader that went away (`| head`) ends the output quietly.
+fn print_stdout(text: &str) -> Result<()> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io("<stdout>", e)),
+        _ => Ok(()),
+    }
 }
 
 fn run_verify(file: &Path, base: Option<PathBuf>) -> Result<ExitCode> {
@@ -244,12 +254,14 @@ fn run_verify(file: &Path, base: Option<PathBuf>) -> Result<ExitCode> {
     let base = load_base(base)?;
     let problems = verify::verify_bytes(&data, base.as_ref());
     if problems.is_empty() {
-        println!("{}: valid BTF", file.display());
+        print_stdout(&format!("{}: valid BTF\n", file.display()))?;
         return Ok(ExitCode::SUCCESS);
     }
-    for p in &problems {
-        println!("{}: {p}", file.display());
-    }
+    let listing: String = problems
+        .iter()
+        .map(|p| format!("{}: {p}\n", file.display()))
+        .collect();
+    print_stdout(&listing)?;
     Ok(ExitCode::FAILURE)
 }
 
@@ -281,7 +293,7 @@ fn run_diff(
             fold_fwd,
         },
     );
-    print!("{report}");
+    print_stdout(&report.to_string())?;
     Ok(if report.equal {
         ExitCode::SUCCESS
     } else {

@@ -1,16 +1,14 @@
 //! Tests of the canonical rendering and comparison of BTF (`dwarf2btf diff`) and of the dump
 //! (`dwarf2btf dump`), on small hand-built BTF and on the reference kernel's BTF.
 
+mod common;
+
 use std::path::Path;
 use std::time::Instant;
 
 use dwarf2btf::btf::canon::{self, Canon, Category, DiffOptions};
 use dwarf2btf::btf::{dump, kinds, read, types, write, Btf, Kind};
 
-const KERNEL_BTF: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/oracles/vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf"
-);
 
 fn opts(set: bool, categories: &[Category]) -> DiffOptions {
     DiffOptions {
@@ -324,12 +322,9 @@ fn dump_lists_every_type() {
     }
 }
 
+/// pahole HEAD's BTF of the reference kernel (tests/data).
 fn kernel() -> Option<Btf> {
-    if !Path::new(KERNEL_BTF).exists() {
-        println!("note: {KERNEL_BTF} is absent, skipping the kernel BTF test");
-        return None;
-    }
-    Some(read::read_file(Path::new(KERNEL_BTF), None).expect("the oracle BTF parses"))
+    Some(read::read_file(&common::oracle_btf(), None).expect("the oracle BTF parses"))
 }
 
 /// Rebuilds `btf` (base BTF) with its types in reverse id order.

@@ -2,6 +2,8 @@
 //! test time with gcc (DWARF 5 and 4) and clang, against the answers pahole HEAD gives
 //! (`/work/shared/reference/pahole-encoder.md` §2.1, §2.3, §2.4 and §7).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -496,8 +498,7 @@ fn vmlinux_skip_reasons_match_pahole_head() {
         eprintln!("SKIP: no reference kernel at {}", path.display());
         return;
     }
-    let oracle = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/oracles/vmlinux-6.1.0-57-cloud-amd64.pahole-head.skipped.txt");
+    let oracle = common::oracle_skipped();
     let oracle = std::fs::read_to_string(oracle).unwrap();
     // The final reasons; funcs__match's detail lines ("param count mismatch; ...") are not.
     const REASONS: [&str; 6] = [

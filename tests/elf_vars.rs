@@ -11,7 +11,7 @@
 //!   size, and the last one ends the section. Global variables (`global_var`) did not exist
 //!   in 1.24 and are checked against the symbol table only;
 //! - `bpftool btf dump file` parses both outputs (so it also accepts ours);
-//! - for the kernel, pahole HEAD's output and `-V` log in `../shared/oracles`.
+//! - for the kernel, pahole HEAD's output and `-V` log in `tests/data`.
 
 mod common;
 
@@ -708,12 +708,6 @@ fn kfuncs_come_from_btf_ids_set8_pairs() {
     let mut funcs = ElfFunctions::collect(&elf).unwrap();
     assert!(collect_kfuncs(&elf, &mut funcs).unwrap().is_empty());
     assert!(funcs.entries().iter().all(|e| !e.kfunc));
-}
-
-/// pahole HEAD's skip log for the reference kernel.
-fn oracle_skipped() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/oracles/vmlinux-6.1.0-57-cloud-amd64.pahole-head.skipped.txt")
 }
 
 #[test]

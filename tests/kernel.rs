@@ -1,6 +1,6 @@
 //! The reference kernel (Debian 6.1.0-57 cloud vmlinux, fetched by scripts/fetch-kernel.sh):
 //! encoded with the kernel's flags, the BTF is compared with pahole HEAD's output and skip log
-//! in ../shared/oracles, must pass `dwarf2btf verify` and `bpftool btf dump`, and must not
+//! in tests/data, must pass `dwarf2btf verify` and `bpftool btf dump`, and must not
 //! depend on -j or the function table design.
 
 mod common;

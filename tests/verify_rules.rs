@@ -1,6 +1,8 @@
 //! The kernel BTF rules of `btf::verify`: a valid BTF built with the builder is accepted, and
 //! hand-corrupted bytes or records are rejected with the expected rule, one test per family.
 
+mod common;
+
 use std::sync::Arc;
 
 use dwarf2btf::btf::verify::{self, Problem};
@@ -1130,12 +1132,7 @@ fn garbage_never_panics() {
 /// The reference pahole output for the Debian 6.1 kernel must be accepted as is.
 #[test]
 fn pahole_oracle_is_accepted() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/oracles/vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf");
-    let Ok(data) = std::fs::read(&path) else {
-        println!("skipping: {} not found", path.display());
-        return;
-    };
+    let data = std::fs::read(common::oracle_btf()).unwrap();
     assert_eq!(
         u32::from_le_bytes(data[4..8].try_into().unwrap()),
         32,

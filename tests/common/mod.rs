@@ -145,12 +145,34 @@ pub fn vmlinux() -> Option<PathBuf> {
     None
 }
 
-/// pahole HEAD's output for the reference kernel (../shared/oracles).
+/// The repository's test data (tests/data, see its README).
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// A test-data file stored xz-compressed, decompressed once into this test binary's scratch.
+fn decompressed(name: &str) -> PathBuf {
+    let out = scratch("data").join(name);
+    if !out.is_file() {
+        let packed = data(&format!("{name}.xz"));
+        let o = run_ok(Command::new(tool("xz")).arg("-dc").arg(&packed));
+        let tmp = out.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, &o.stdout).unwrap();
+        std::fs::rename(&tmp, &out).unwrap();
+    }
+    out
+}
+
+/// pahole HEAD's output for the reference kernel (tests/data).
 pub fn oracle_btf() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/oracles/vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf");
-    assert!(p.is_file(), "oracle missing: {}", p.display());
-    p
+    decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf")
+}
+
+/// pahole HEAD's `-V` function skip lines for the reference kernel (tests/data).
+pub fn oracle_skipped() -> PathBuf {
+    data("vmlinux-6.1.0-57-cloud-amd64.pahole-head.skipped.txt")
 }
 
 /// stdout and stderr of an output, for assertion messages.
