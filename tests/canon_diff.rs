@@ -9,7 +9,6 @@ use std::time::Instant;
 use dwarf2btf::btf::canon::{self, Canon, Category, DiffOptions};
 use dwarf2btf::btf::{dump, kinds, read, types, write, Btf, Kind};
 
-
 fn opts(set: bool, categories: &[Category]) -> DiffOptions {
     DiffOptions {
         set,

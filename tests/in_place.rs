@@ -96,7 +96,11 @@ struct SectionFacts {
 fn shstrndx(elf: &[u8]) -> usize {
     let at = if elf[4] == 2 { 62 } else { 50 };
     let b = [elf[at], elf[at + 1]];
-    (if elf[5] == 2 { u16::from_be_bytes(b) } else { u16::from_le_bytes(b) }) as usize
+    (if elf[5] == 2 {
+        u16::from_be_bytes(b)
+    } else {
+        u16::from_le_bytes(b)
+    }) as usize
 }
 
 fn sections(path: &Path) -> (Vec<SectionFacts>, Vec<(u64, u64, Option<(u64, u64)>)>) {
@@ -114,9 +118,7 @@ fn sections(path: &Path) -> (Vec<SectionFacts>, Vec<(u64, u64, Option<(u64, u64)
             align: s.align(),
             flags: s.flags(),
             data: s.data().unwrap().to_vec(),
-            position: (s.index().0 != names)
-                .then(|| s.file_range())
-                .flatten(),
+            position: (s.index().0 != names).then(|| s.file_range()).flatten(),
         })
         .collect();
     let segs = file
@@ -157,11 +159,20 @@ fn check_in_place(kind: &Kind) {
     let (before, segs_before) = sections(&original);
     let (after, segs_after) = sections(&target);
     assert_eq!(segs_before, segs_after, "{}: segments changed", kind.name);
-    assert_eq!(after.len(), before.len() + 1, "{}: one section more", kind.name);
+    assert_eq!(
+        after.len(),
+        before.len() + 1,
+        "{}: one section more",
+        kind.name
+    );
     for (b, a) in before.iter().zip(&after) {
         if b.position.is_none() && b.kind == object::SectionKind::Metadata {
             // The name table may only have grown by the new name.
-            assert!(a.data.starts_with(&b.data), "{}: names rewritten", kind.name);
+            assert!(
+                a.data.starts_with(&b.data),
+                "{}: names rewritten",
+                kind.name
+            );
             assert_eq!(&a.data[b.data.len()..], b".BTF\0", "{}", kind.name);
             continue;
         }
@@ -177,7 +188,11 @@ fn check_in_place(kind: &Kind) {
     );
     run_ok(Command::new(bin()).arg("verify").arg(&target));
 
-    let objcopy = tool(if kind.gnu_objcopy { "objcopy" } else { "llvm-objcopy" });
+    let objcopy = tool(if kind.gnu_objcopy {
+        "objcopy"
+    } else {
+        "llvm-objcopy"
+    });
     if kind.gnu_objcopy {
         assert_eq!(
             objcopy_without_btf(&objcopy, &target, &dir.join("a.tmp")),
@@ -192,7 +207,11 @@ fn check_in_place(kind: &Kind) {
     run_ok(Command::new(bin()).args(["-J", "-j2"]).arg(&target));
     assert_eq!(std::fs::metadata(&target).unwrap().len(), size);
     let (again, _) = sections(&target);
-    assert_eq!(again, after, "{}: the second run changed sections", kind.name);
+    assert_eq!(
+        again, after,
+        "{}: the second run changed sections",
+        kind.name
+    );
 }
 
 #[test]

@@ -319,6 +319,16 @@ impl Btf {
         self.push(name_off, kinds::info(kind, 0, false), ref_id, &[])
     }
 
+    /// `btf__add_type_attr`: a TYPE_TAG with kflag set, an attribute such as
+    /// `address_space(1)` rather than a `btf_type_tag` annotation.
+    pub fn add_type_attr(&mut self, value: &[u8], ref_id: u32) -> Result<u32> {
+        if value.is_empty() {
+            return Err(Error::BadBtf("type attribute without a value".into()));
+        }
+        let name_off = self.add_str(value);
+        self.push(name_off, kinds::info(Kind::TypeTag, 0, true), ref_id, &[])
+    }
+
     /// `btf__add_fwd` for STRUCT (`is_union == false`) or UNION.
     pub fn add_fwd(&mut self, name: &[u8], is_union: bool) -> Result<u32> {
         if name.is_empty() {

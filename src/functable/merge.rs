@@ -13,11 +13,18 @@ use std::io::Write;
 use crate::btf::{kinds, Btf, Kind};
 use crate::config::Features;
 use crate::encode::func_state::{flags, FuncInstance};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::input::functions::{ElfFunction, ElfFunctions};
 
 /// `KF_FASTCALL` in a kfunc's BTF_ID_FLAGS.
 const KF_FASTCALL: u32 = 1 << 12;
+/// `KF_ARENA_RET`, `KF_ARENA_ARG1`, `KF_ARENA_ARG2`: the kfunc returns, or takes as its first
+/// or second argument, a pointer into a BPF arena.
+const KF_ARENA_RET: u32 = 1 << 13;
+const KF_ARENA_ARG1: u32 = 1 << 14;
+const KF_ARENA_ARG2: u32 = 1 << 15;
+/// The attribute pahole's `attributes` feature puts on arena pointers' pointees.
+const BPF_ARENA_ATTR: &[u8] = b"address_space(1)";
 
 /// How the pass translates chunk-local type ids: `chunk_offsets[chunk]` is added to every
 /// non-void id of an instance saved by that chunk.
@@ -124,14 +131,61 @@ impl<W: Write> FinalPass<'_, W> {
             self.log(elf, format_args!("{reason}"));
             return Ok(false);
         }
-        let fn_id = self.add_func(elf, &group[canonical])?;
-        if elf.kfunc && self.features.decl_tag_kfuncs && self.features.decl_tag {
+        let tag_kfunc = elf.kfunc && self.features.decl_tag_kfuncs;
+        let fn_id = if tag_kfunc && self.features.attributes {
+            let mut state = group[canonical].clone();
+            self.add_arena_attrs(elf, &mut state)?;
+            self.add_func(elf, &state)?
+        } else {
+            self.add_func(elf, &group[canonical])?
+        };
+        if tag_kfunc && self.features.decl_tag {
             self.btf.add_decl_tag(b"bpf_kfunc", fn_id, -1)?;
             if elf.kfunc_flags & KF_FASTCALL != 0 {
                 self.btf.add_decl_tag(b"bpf_fastcall", fn_id, -1)?;
             }
         }
         Ok(true)
+    }
+
+    /// pahole's `btf__add_bpf_arena_type_tags`: the return type and first two parameters of
+    /// an arena kfunc become `PTR → TYPE_TAG(kflag, "address_space(1)") → pointee`, new types
+    /// added before the prototype.
+    fn add_arena_attrs(&mut self, elf: &ElfFunction<'_>, state: &mut FuncInstance) -> Result<()> {
+        let flags = elf.kfunc_flags;
+        if flags & KF_ARENA_RET != 0 {
+            state.ret = self.arena_ptr(elf, "return type", state.ret)?;
+        }
+        for (flag, idx) in [(KF_ARENA_ARG1, 0), (KF_ARENA_ARG2, 1)] {
+            if flags & flag == 0 {
+                continue;
+            }
+            let Some(param) = state.params.get_mut(idx) else {
+                return Err(Error::Encode {
+                    what: format!("kfunc {}", elf.name),
+                    die_offset: 0,
+                    reason: format!("arena flag for argument {} it does not have", idx + 1),
+                });
+            };
+            param.1 = self.arena_ptr(elf, "an argument", param.1)?;
+        }
+        Ok(())
+    }
+
+    /// A new pointer to `address_space(1)`-tagged pointee of the pointer `ptr_id`.
+    fn arena_ptr(&mut self, elf: &ElfFunction<'_>, what: &str, ptr_id: u32) -> Result<u32> {
+        let pointee = match self.btf.type_by_id(ptr_id) {
+            Some(t) if t.kind() == Some(Kind::Ptr) => t.size_or_type(),
+            _ => {
+                return Err(Error::Encode {
+                    what: format!("kfunc {}", elf.name),
+                    die_offset: 0,
+                    reason: format!("{what} flagged as an arena pointer is not a pointer"),
+                })
+            }
+        };
+        let tagged = self.btf.add_type_attr(BPF_ARENA_ATTR, pointee)?;
+        self.btf.add_ref(Kind::Ptr, None, tagged)
     }
 
     /// `btf_encoder__add_func`: FUNC_PROTO, FUNC (static, ELF base name), decl tags.
@@ -301,5 +355,58 @@ mod tests {
         assert!(!types_match(&btf, p_int, p_long));
         assert!(!types_match(&btf, int, 0));
         assert!(types_match(&btf, 0, 0));
+    }
+
+    fn kfunc(flags: u32) -> ElfFunction<'static> {
+        ElfFunction {
+            name: "bpf_arena_thing",
+            syms: Vec::new(),
+            ambiguous_addr: false,
+            kfunc: true,
+            kfunc_flags: flags,
+        }
+    }
+
+    fn pass<'p>(btf: &'p mut Btf, features: &'p Features) -> FinalPass<'p, std::io::Sink> {
+        FinalPass {
+            btf,
+            chunk_offsets: &[0],
+            features,
+            log: None,
+        }
+    }
+
+    #[test]
+    fn arena_kfuncs_get_address_space_pointers() {
+        let mut btf = Btf::new();
+        let int = btf.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
+        let ptr = btf.add_ref(Kind::Ptr, None, int).unwrap();
+        let mut state = FuncInstance {
+            order: (0, 0),
+            chunk: 0,
+            addr: 0,
+            ret: ptr,
+            params: vec![(b"a".to_vec().into(), int), (b"b".to_vec().into(), ptr)].into(),
+            annots: Box::new([]),
+            flags: 0,
+        };
+        let features = Features::default();
+        pass(&mut btf, &features)
+            .add_arena_attrs(&kfunc(KF_ARENA_RET | KF_ARENA_ARG2), &mut state)
+            .unwrap();
+        assert_eq!(state.params[0].1, int, "argument 1 is not flagged");
+        for new_ptr in [state.ret, state.params[1].1] {
+            let p = btf.type_by_id(new_ptr).unwrap();
+            assert_eq!(p.kind(), Some(Kind::Ptr));
+            assert_ne!(new_ptr, ptr);
+            let tag = btf.type_by_id(p.size_or_type()).unwrap();
+            assert_eq!(tag.kind(), Some(Kind::TypeTag));
+            assert!(kinds::info_kflag(tag.words[1]));
+            assert_eq!(btf.str_at(tag.name_off()), Some(BPF_ARENA_ATTR));
+            assert_eq!(tag.size_or_type(), int);
+        }
+        // A flagged argument that is not a pointer is an error, as in pahole.
+        let err = pass(&mut btf, &features).add_arena_attrs(&kfunc(KF_ARENA_ARG1), &mut state);
+        assert!(err.is_err());
     }
 }

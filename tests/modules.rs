@@ -1,0 +1,205 @@
+//! Debian's 6.1 modules (the reference kernel's `-dbg` package, `scripts/fetch-kernel.sh
+//! --modules`) encoded as split BTF against the vmlinux BTF, as kernel builds do: a sample
+//! across subsystems, each compared with pahole HEAD's output for the same module
+//! (tests/data/modules), checked by `dwarf2btf verify --base` and `bpftool btf -B`.
+//!
+//! Types, variables and datasecs must be identical. Functions may differ only in the way the
+//! README documents for relocatable inputs: pahole cannot match a module's DWARF addresses
+//! with its symbols, so it emits a prototype for a function whose only symbol is an optimized
+//! clone (`NAME.isra.0`, `NAME.constprop.0`) that dwarf2btf skips for "optimized parameters",
+//! and it may take another instance's parameter names.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use object::{Object, ObjectSymbol};
+
+/// Modules across subsystems: file systems, networking, block, crypto, drivers, memory
+/// management, KVM (whose clones show the relocatable-input difference) and small library
+/// modules.
+const SAMPLE: &[&str] = &[
+    "arch/x86/kvm/kvm",
+    "arch/x86/crypto/aesni-intel",
+    "block/bfq",
+    "crypto/cryptd",
+    "drivers/block/loop",
+    "drivers/net/virtio_net",
+    "drivers/md/dm-mod",
+    "drivers/scsi/virtio_scsi",
+    "drivers/hid/hid",
+    "drivers/nvme/host/nvme-tcp",
+    "fs/btrfs/btrfs",
+    "fs/xfs/xfs",
+    "fs/fuse/fuse",
+    "fs/nfs/nfs",
+    "fs/overlayfs/overlay",
+    "lib/crc-itu-t",
+    "lib/libcrc32c",
+    "net/bridge/bridge",
+    "net/sched/act_bpf",
+    "net/key/af_key",
+    "net/netfilter/nf_tables",
+    "net/openvswitch/openvswitch",
+    "drivers/vhost/vhost_net",
+    "mm/zsmalloc",
+];
+
+fn modules_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("DWARF2BTF_MODULES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let home = std::env::var_os("HOME").unwrap_or_default();
+            Path::new(&home).join(".cache/dwarf2btf/modules-6.1.0-57-cloud-amd64")
+        });
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("DWARF2BTF_REQUIRE_KERNEL").as_deref() != Ok("1"),
+        "reference modules missing at {}: run scripts/fetch-kernel.sh --modules",
+        dir.display()
+    );
+    eprintln!("SKIP: reference modules not found (scripts/fetch-kernel.sh --modules)");
+    None
+}
+
+/// The type and string sections of raw BTF (pahole HEAD writes a 32-byte header, we 24).
+fn body(data: &[u8]) -> &[u8] {
+    &data[u32::from_le_bytes(data[4..8].try_into().unwrap()) as usize..]
+}
+
+/// A function line of `dwarf2btf diff` without parameter names: `fn(a: T, b: U)` → `fn(T, U)`.
+fn without_param_names(line: &str) -> String {
+    let (head, sig) = line.split_once("fn(").unwrap_or((line, ""));
+    let params: Vec<&str> = sig
+        .split(", ")
+        .map(|p| p.split_once(": ").map_or(p, |(_, ty)| ty))
+        .collect();
+    format!("{head}fn({}", params.join(", "))
+}
+
+/// Checks that every function difference between our output and pahole's is one the README
+/// documents; returns how many there were.
+fn check_function_differences(module: &str, ko: &Path, diff: &str, log: &str) -> usize {
+    let elf_data = std::fs::read(ko).unwrap();
+    let elf = object::File::parse(&*elf_data).unwrap();
+    let symbols: Vec<String> = elf
+        .symbols()
+        .filter_map(|s| s.name().ok().map(str::to_string))
+        .collect();
+    let ours: Vec<&str> = diff
+        .lines()
+        .filter(|l| l.starts_with("- [funcs]"))
+        .collect();
+    let theirs: Vec<&str> = diff
+        .lines()
+        .filter(|l| l.starts_with("+ [funcs]"))
+        .collect();
+    let name = |l: &str| l.split_whitespace().nth(3).unwrap_or("").to_string();
+    for line in &theirs {
+        let f = name(line);
+        if let Some(mine) = ours.iter().find(|l| name(l) == f) {
+            assert_eq!(
+                without_param_names(&mine[1..]),
+                without_param_names(&line[1..]),
+                "{module}: {f} differs in more than parameter names"
+            );
+            continue;
+        }
+        assert!(
+            log.contains(&format!(
+                "{f} : skipping BTF encoding of function due to optimized parameters"
+            )),
+            "{module}: {f} is in pahole's output, not in ours, and not skipped for optimized parameters"
+        );
+        assert!(
+            !symbols.contains(&f) && symbols.iter().any(|s| s.starts_with(&format!("{f}."))),
+            "{module}: {f} has a symbol of its own name, or no clone"
+        );
+    }
+    for line in &ours {
+        let f = name(line);
+        assert!(
+            theirs.iter().any(|l| name(l) == f),
+            "{module}: {f} is in our output only"
+        );
+    }
+    theirs.len()
+}
+
+#[test]
+fn debian_modules_as_split_btf_match_pahole_head() {
+    let Some(modules) = modules_dir() else { return };
+    let base = oracle_btf();
+    let base_arg = format!("--btf_base={}", base.display());
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/modules");
+    let out_dir = scratch("modules");
+    let (mut identical, mut explained) = (0, 0);
+    for module in SAMPLE {
+        let ko = modules.join(format!("kernel/{module}.ko"));
+        let short = Path::new(module).file_name().unwrap().to_string_lossy();
+        let out = out_dir.join(format!("{short}.btf"));
+        let o = encode(
+            &ko,
+            &out,
+            &[
+                KERNEL_FEATURES,
+                "--lang_exclude=rust",
+                "-j1",
+                "-V",
+                &base_arg,
+            ],
+        );
+        assert!(o.status.success(), "{module}: {}", text(&o));
+        let log = String::from_utf8_lossy(&o.stdout).into_owned();
+        run_ok(
+            Command::new(bin())
+                .arg("verify")
+                .arg("--base")
+                .arg(&base)
+                .arg(&out),
+        );
+        run_ok(
+            Command::new(tool("bpftool"))
+                .args(["btf", "-B"])
+                .arg(&base)
+                .args(["dump", "file"])
+                .arg(&out),
+        );
+        let oracle = data.join(format!("{short}.btf"));
+        let (a, b) = (
+            std::fs::read(&out).unwrap(),
+            std::fs::read(&oracle).unwrap(),
+        );
+        if body(&a) == body(&b) {
+            identical += 1;
+            continue;
+        }
+        let diff = |only: &str| {
+            run(Command::new(bin())
+                .arg("diff")
+                .arg("--base")
+                .arg(&base)
+                .args(["--only", only])
+                .arg(&out)
+                .arg(&oracle))
+        };
+        let d = diff("types,vars,datasecs");
+        assert!(d.status.success(), "{module}: types differ:\n{}", text(&d));
+        let d = diff("funcs");
+        let listing = String::from_utf8_lossy(&d.stdout);
+        assert!(
+            check_function_differences(module, &ko, &listing, &log) > 0,
+            "{module}: outputs differ, but not in types or functions"
+        );
+        explained += 1;
+    }
+    println!(
+        "{} modules: {identical} identical to pahole HEAD's, {explained} with documented function differences",
+        SAMPLE.len()
+    );
+    assert!(identical > 0, "no module was byte-identical");
+}
