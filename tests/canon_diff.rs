@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::path::Path;
 use std::time::Instant;
 
 use dwarf2btf::btf::canon::{self, Canon, Category, DiffOptions};
