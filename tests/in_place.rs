@@ -103,7 +103,10 @@ fn shstrndx(elf: &[u8]) -> usize {
     }) as usize
 }
 
-fn sections(path: &Path) -> (Vec<SectionFacts>, Vec<(u64, u64, Option<(u64, u64)>)>) {
+/// A segment: address, memory size and file range.
+type SegmentFacts = (u64, u64, Option<(u64, u64)>);
+
+fn sections(path: &Path) -> (Vec<SectionFacts>, Vec<SegmentFacts>) {
     let bytes = std::fs::read(path).unwrap();
     let names = shstrndx(&bytes);
     let file = object::File::parse(&*bytes).unwrap();
