@@ -153,9 +153,17 @@ pub fn read_base(path: &Path) -> Result<Arc<Btf>> {
 
 /// Reads BTF from `path`: raw BTF, or the `.BTF` section of an ELF file.
 pub fn read_file(path: &Path, base: Option<Arc<Btf>>) -> Result<Btf> {
-    // Mapped, not read: a base vmlinux is hundreds of MiB, of which only .BTF is wanted.
-    let mapped = crate::input::elf::Mapped::open(path)?;
-    let data = mapped.bytes();
+    // Mapped where the file allows it: a base vmlinux is hundreds of MiB, of which only .BTF
+    // is wanted. sysfs (/sys/kernel/btf/vmlinux) refuses mmap, so such files are read.
+    let mapped = crate::input::elf::Mapped::open(path);
+    let read;
+    let data = match &mapped {
+        Ok(m) => m.bytes(),
+        Err(_) => {
+            read = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+            &read[..]
+        }
+    };
     if data.starts_with(b"\x7fELF") {
         let sec = crate::input::elf::btf_section(path, data)?;
         return parse(&sec, base);
