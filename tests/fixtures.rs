@@ -9,13 +9,40 @@ use std::process::Command;
 use common::*;
 
 /// Flags for dwarf2btf and the Debian pahole (1.24, which predates --btf_features) that ask
-/// for the same type encoding.
-const CONFIGS: [(&str, &[&str], &[&str]); 2] = [
+/// for the same type encoding: pahole's legacy flags mean the same to both.
+const CONFIGS: [(&str, &[&str], &[&str]); 5] = [
     ("defaults", &[], &[]),
     (
         "kernel-flags",
         &[KERNEL_FEATURES, "--lang_exclude=rust"],
         &["--btf_gen_floats", "--lang_exclude=rust"],
+    ),
+    (
+        "6.1-kernel-flags",
+        &[
+            "--btf_gen_floats",
+            "-j",
+            "--lang_exclude=rust",
+            "--skip_encoding_btf_inconsistent_proto",
+            "--btf_gen_optimized",
+        ],
+        &["--btf_gen_floats", "-j", "--lang_exclude=rust"],
+    ),
+    (
+        "no-tags",
+        &[
+            "--skip_encoding_btf_type_tag",
+            "--skip_encoding_btf_decl_tag",
+        ],
+        &[
+            "--skip_encoding_btf_type_tag",
+            "--skip_encoding_btf_decl_tag",
+        ],
+    ),
+    (
+        "no-enum64",
+        &["--skip_encoding_btf_enum64", "--btf_gen_floats"],
+        &["--skip_encoding_btf_enum64", "--btf_gen_floats"],
     ),
 ];
 

@@ -1,0 +1,79 @@
+//! pahole's command line as kernel builds use it: `--version` as Kconfig reads it, the
+//! feature listing, and the order rule between legacy flags and `--btf_features`.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+
+fn stdout_of(args: &[&str]) -> String {
+    String::from_utf8(run_ok(Command::new(bin()).args(args)).stdout).unwrap()
+}
+
+/// scripts/pahole-version.sh: `$(PAHOLE) --version | sed -E 's/v([0-9]+)\.([0-9]+)/\1\2/'`,
+/// which Kconfig needs to be a number of at least 116 (DEBUG_INFO_BTF) and 119 (split BTF
+/// for modules); from 126 on, Makefile.btf passes --btf_features.
+#[test]
+fn version_is_what_kconfig_can_read() {
+    let script = format!(
+        r"{} --version | sed -E 's/v([0-9]+)\.([0-9]+)/\1\2/'",
+        bin().display()
+    );
+    let out = run_ok(Command::new("sh").args(["-c", &script]));
+    let number: u32 = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("pahole-version.sh must yield a number");
+    assert!(number >= 126, "{number}");
+    assert_eq!(stdout_of(&["--numeric_version"]).trim(), number.to_string());
+    assert!(stdout_of(&["version"]).starts_with("dwarf2btf "));
+}
+
+/// Every listed feature is accepted by --btf_features_strict, and the features dwarf2btf does
+/// not encode are not listed.
+#[test]
+fn supported_features_are_accepted_strictly() {
+    let list = stdout_of(&["--supported_btf_features"]);
+    let list = list.trim();
+    assert!(list.contains("decl_tag_kfuncs") && !list.contains("true_signature"));
+    let fixture = &fixtures()[0];
+    let out = scratch("cli").join("strict.btf");
+    let o = encode(
+        &fixture.path,
+        &out,
+        &[&format!("--btf_features_strict={list}")],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = encode(
+        &fixture.path,
+        &out,
+        &["--btf_features_strict=float,no_such_feature"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+}
+
+/// pahole applies feature options in order: the first --btf_features resets every feature,
+/// so a legacy flag before it is lost and one after it counts.
+#[test]
+fn legacy_flags_before_the_first_feature_list_are_reset() {
+    let fixture = &fixtures()[0];
+    let dir = scratch("cli");
+    let build = |name: &str, flags: &[&str]| {
+        let out = dir.join(format!("{name}.btf"));
+        let o = encode(&fixture.path, &out, flags);
+        assert!(o.status.success(), "{}", text(&o));
+        std::fs::read(out).unwrap()
+    };
+    let plain = build("plain", &["--btf_features=var"]);
+    let floats = build("floats", &["--btf_features=var,float"]);
+    assert_ne!(plain, floats, "the fixture must have floating-point types");
+    assert_eq!(
+        build("before", &["--btf_gen_floats", "--btf_features=var"]),
+        plain
+    );
+    assert_eq!(
+        build("after", &["--btf_features=var", "--btf_gen_floats"]),
+        floats
+    );
+}
