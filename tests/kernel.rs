@@ -69,9 +69,7 @@ fn kernel_function_skips_match_pahole_head() {
     let Some((_, skips)) = kernel_run() else {
         return;
     };
-    let oracle =
-        oracle_btf().with_file_name("vmlinux-6.1.0-57-cloud-amd64.pahole-head.skipped.txt");
-    let mut expected: Vec<String> = std::fs::read_to_string(&oracle)
+    let mut expected: Vec<String> = std::fs::read_to_string(oracle_skipped())
         .unwrap()
         .lines()
         .map(str::to_string)
