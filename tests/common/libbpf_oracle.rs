@@ -7,6 +7,7 @@
 use std::ffi::CString;
 use std::ptr;
 
+use dwarf2btf::btf::{Btf, Kind};
 use libbpf_sys as sys;
 
 /// An owned libbpf `struct btf`.
@@ -194,6 +195,40 @@ pub enum Op {
     DeclTag(&'static str, u32, i32),
 }
 
+impl Op {
+    /// The same call through dwarf2btf's builder.
+    pub fn add_to(&self, btf: &mut Btf) -> dwarf2btf::Result<()> {
+        let b = |s: &'static str| s.as_bytes();
+        let o = |s: Option<&'static str>| s.map(str::as_bytes);
+        match *self {
+            Op::Int(n, sz, enc) => btf.add_int(b(n), sz, enc as u8).map(drop),
+            Op::Float(n, sz) => btf.add_float(b(n), sz).map(drop),
+            Op::Ptr(t) => btf.add_ref(Kind::Ptr, None, t).map(drop),
+            Op::Const(t) => btf.add_ref(Kind::Const, None, t).map(drop),
+            Op::Volatile(t) => btf.add_ref(Kind::Volatile, None, t).map(drop),
+            Op::Restrict(t) => btf.add_ref(Kind::Restrict, None, t).map(drop),
+            Op::Typedef(n, t) => btf.add_ref(Kind::Typedef, Some(b(n)), t).map(drop),
+            Op::TypeTag(n, t) => btf.add_ref(Kind::TypeTag, Some(b(n)), t).map(drop),
+            Op::Fwd(n, u) => btf.add_fwd(b(n), u).map(drop),
+            Op::Array(idx, elem, n) => btf.add_array(idx, elem, n).map(drop),
+            Op::Struct(n, sz) => btf.add_composite(Kind::Struct, o(n), sz).map(drop),
+            Op::Union(n, sz) => btf.add_composite(Kind::Union, o(n), sz).map(drop),
+            Op::Field(n, t, off, bsz) => btf.add_field(o(n), t, off, bsz),
+            Op::Enum(n, sz) => btf.add_enum(Kind::Enum, o(n), sz, false).map(drop),
+            Op::EnumVal(n, v) => btf.add_enum_value(b(n), v),
+            Op::Enum64(n, sz, s) => btf.add_enum(Kind::Enum64, o(n), sz, s).map(drop),
+            Op::Enum64Val(n, v) => btf.add_enum64_value(b(n), v),
+            Op::FuncProto(r) => btf.add_func_proto(r).map(drop),
+            Op::Param(n, t) => btf.add_func_param(o(n), t),
+            Op::Func(n, l, p) => btf.add_func(b(n), l, p).map(drop),
+            Op::Var(n, l, t) => btf.add_var(b(n), l, t).map(drop),
+            Op::Datasec(n, sz) => btf.add_datasec(b(n), sz).map(drop),
+            Op::SecVar(v, off, sz) => btf.add_datasec_var(v, off, sz),
+            Op::DeclTag(n, t, c) => btf.add_decl_tag(b(n), t, c).map(drop),
+        }
+    }
+}
+
 /// libbpf: parse `data` (split on `base` if given), dedup, raw bytes; `Err(errno)` on failure.
 pub fn dedup_bytes(data: &[u8], base: Option<&[u8]>, force: bool) -> Result<Vec<u8>, i32> {
     let base = base.map(|b| LibBtf::parse(b, None)).transpose()?;
@@ -237,7 +272,7 @@ pub fn dedup_ops(ops: &[Op], base: Option<&[u8]>, force: bool) -> Result<(Vec<u8
 /// re-added), where in every copy after the first each 7th named struct/union is replaced by a
 /// FWD of the same name, so that dedup has forward declarations to resolve.
 pub fn concat_copies(src: &dwarf2btf::btf::Btf, copies: u32) -> dwarf2btf::btf::Btf {
-    use dwarf2btf::btf::{kinds, types, Btf, Kind};
+    use dwarf2btf::btf::{kinds, types};
     let mut dst = Btf::new();
     let n = src.type_cnt() - 1;
     for copy in 0..copies {
