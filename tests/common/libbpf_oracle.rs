@@ -1,5 +1,6 @@
 //! Test-only oracle: libbpf v1.7.0 (vendored by `libbpf-sys`) deduplicating the same BTF as
-//! `dwarf2btf::dedup`, either from raw bytes or built through libbpf's `btf__add_*` API.
+//! `dwarf2btf::dedup`, either from raw bytes or built through libbpf's `btf__add_*` API, and
+//! distilling split BTF as `dwarf2btf::btf::distill` does.
 //!
 //! All `unsafe` in the test suite lives here, around the FFI calls.
 #![allow(dead_code)]
@@ -265,6 +266,47 @@ pub fn dedup_ops(ops: &[Op], base: Option<&[u8]>, force: bool) -> Result<(Vec<u8
     let pre = btf.raw();
     btf.dedup(force)?;
     Ok((pre, btf.raw()))
+}
+
+/// libbpf `btf__distill_base` of `data`, parsed as split BTF on the chain `bases` (lowest
+/// first; none: `data` is base BTF): the raw distilled base and new split BTF, or the errno.
+pub fn distill_bytes(data: &[u8], bases: &[&[u8]]) -> Result<(Vec<u8>, Vec<u8>), i32> {
+    let mut chain: Vec<LibBtf> = Vec::new();
+    for b in bases {
+        let btf = LibBtf::parse(b, chain.last())?;
+        chain.push(btf);
+    }
+    let src = LibBtf::parse(data, chain.last())?;
+    let (mut base, mut split) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: `src` and the chain under it are live libbpf objects; the two out-pointers are
+    // valid for writes and are only written on success.
+    let r = unsafe { sys::btf__distill_base(src.0, &mut base, &mut split) };
+    if r < 0 {
+        return Err(r);
+    }
+    // Owned from here on; the split BTF does not own its base, so both are freed separately.
+    let (base, split) = (LibBtf(base), LibBtf(split));
+    Ok((base.raw(), split.raw()))
+}
+
+/// libbpf `btf__relocate`: `split`, parsed on the distilled base `dist_base`, moved onto the
+/// chain `bases` (lowest first); the raw relocated split BTF, or the errno.
+pub fn relocate_bytes(dist_base: &[u8], split: &[u8], bases: &[&[u8]]) -> Result<Vec<u8>, i32> {
+    let mut chain: Vec<LibBtf> = Vec::new();
+    for b in bases {
+        let btf = LibBtf::parse(b, chain.last())?;
+        chain.push(btf);
+    }
+    let target = chain.last().expect("relocating needs a base");
+    let dist = LibBtf::parse(dist_base, None)?;
+    let btf = LibBtf::parse(split, Some(&dist))?;
+    // SAFETY: `btf` and `target` (with the chain under it) are live libbpf objects; `btf` is
+    // dropped before `dist` and the chain.
+    let r = unsafe { sys::btf__relocate(btf.0, target.0) };
+    if r < 0 {
+        return Err(r);
+    }
+    Ok(btf.raw())
 }
 
 /// A large realistic dedup input for development and benchmarks: `copies` copies of a deduped
