@@ -82,37 +82,6 @@ fn ours_built(data: &[u8], base: Option<&[u8]>, force: bool) -> (Vec<u8>, Result
     (pre, r)
 }
 
-fn apply(btf: &mut Btf, op: &Op) -> dwarf2btf::Result<()> {
-    let b = |s: &'static str| s.as_bytes();
-    let o = |s: Option<&'static str>| s.map(str::as_bytes);
-    match *op {
-        Op::Int(n, sz, enc) => btf.add_int(b(n), sz, enc as u8).map(drop),
-        Op::Float(n, sz) => btf.add_float(b(n), sz).map(drop),
-        Op::Ptr(t) => btf.add_ref(Kind::Ptr, None, t).map(drop),
-        Op::Const(t) => btf.add_ref(Kind::Const, None, t).map(drop),
-        Op::Volatile(t) => btf.add_ref(Kind::Volatile, None, t).map(drop),
-        Op::Restrict(t) => btf.add_ref(Kind::Restrict, None, t).map(drop),
-        Op::Typedef(n, t) => btf.add_ref(Kind::Typedef, Some(b(n)), t).map(drop),
-        Op::TypeTag(n, t) => btf.add_ref(Kind::TypeTag, Some(b(n)), t).map(drop),
-        Op::Fwd(n, u) => btf.add_fwd(b(n), u).map(drop),
-        Op::Array(idx, elem, n) => btf.add_array(idx, elem, n).map(drop),
-        Op::Struct(n, sz) => btf.add_composite(Kind::Struct, o(n), sz).map(drop),
-        Op::Union(n, sz) => btf.add_composite(Kind::Union, o(n), sz).map(drop),
-        Op::Field(n, t, off, bsz) => btf.add_field(o(n), t, off, bsz),
-        Op::Enum(n, sz) => btf.add_enum(Kind::Enum, o(n), sz, false).map(drop),
-        Op::EnumVal(n, v) => btf.add_enum_value(b(n), v),
-        Op::Enum64(n, sz, s) => btf.add_enum(Kind::Enum64, o(n), sz, s).map(drop),
-        Op::Enum64Val(n, v) => btf.add_enum64_value(b(n), v),
-        Op::FuncProto(r) => btf.add_func_proto(r).map(drop),
-        Op::Param(n, t) => btf.add_func_param(o(n), t),
-        Op::Func(n, l, p) => btf.add_func(b(n), l, p).map(drop),
-        Op::Var(n, l, t) => btf.add_var(b(n), l, t).map(drop),
-        Op::Datasec(n, sz) => btf.add_datasec(b(n), sz).map(drop),
-        Op::SecVar(v, off, sz) => btf.add_datasec_var(v, off, sz),
-        Op::DeclTag(n, t, c) => btf.add_decl_tag(b(n), t, c).map(drop),
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // comparison
 
@@ -185,7 +154,8 @@ fn check_ops(name: &str, ops: &[Op], base: Option<&[u8]>) {
         None => Btf::new(),
     };
     for op in ops {
-        apply(&mut ours, op).unwrap_or_else(|e| panic!("{name}: {op:?}: {e}"));
+        op.add_to(&mut ours)
+            .unwrap_or_else(|e| panic!("{name}: {op:?}: {e}"));
     }
     let pre = write::to_bytes(&ours);
     for force in [false, true] {
@@ -609,7 +579,7 @@ fn split_base() -> Vec<u8> {
     ];
     let mut b = Btf::new();
     for op in &ops {
-        apply(&mut b, op).unwrap();
+        op.add_to(&mut b).unwrap();
     }
     write::to_bytes(&b)
 }

@@ -6,6 +6,7 @@
 //! at the base's type count and its string offsets at the base's string length.
 
 pub mod canon;
+pub mod distill;
 pub mod dump;
 pub mod kinds;
 pub mod read;

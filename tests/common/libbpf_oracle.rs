@@ -1,5 +1,6 @@
 //! Test-only oracle: libbpf v1.7.0 (vendored by `libbpf-sys`) deduplicating the same BTF as
-//! `dwarf2btf::dedup`, either from raw bytes or built through libbpf's `btf__add_*` API.
+//! `dwarf2btf::dedup`, either from raw bytes or built through libbpf's `btf__add_*` API, and
+//! distilling split BTF as `dwarf2btf::btf::distill` does.
 //!
 //! All `unsafe` in the test suite lives here, around the FFI calls.
 #![allow(dead_code)]
@@ -7,6 +8,7 @@
 use std::ffi::CString;
 use std::ptr;
 
+use dwarf2btf::btf::{Btf, Kind};
 use libbpf_sys as sys;
 
 /// An owned libbpf `struct btf`.
@@ -194,6 +196,40 @@ pub enum Op {
     DeclTag(&'static str, u32, i32),
 }
 
+impl Op {
+    /// The same call through dwarf2btf's builder.
+    pub fn add_to(&self, btf: &mut Btf) -> dwarf2btf::Result<()> {
+        let b = |s: &'static str| s.as_bytes();
+        let o = |s: Option<&'static str>| s.map(str::as_bytes);
+        match *self {
+            Op::Int(n, sz, enc) => btf.add_int(b(n), sz, enc as u8).map(drop),
+            Op::Float(n, sz) => btf.add_float(b(n), sz).map(drop),
+            Op::Ptr(t) => btf.add_ref(Kind::Ptr, None, t).map(drop),
+            Op::Const(t) => btf.add_ref(Kind::Const, None, t).map(drop),
+            Op::Volatile(t) => btf.add_ref(Kind::Volatile, None, t).map(drop),
+            Op::Restrict(t) => btf.add_ref(Kind::Restrict, None, t).map(drop),
+            Op::Typedef(n, t) => btf.add_ref(Kind::Typedef, Some(b(n)), t).map(drop),
+            Op::TypeTag(n, t) => btf.add_ref(Kind::TypeTag, Some(b(n)), t).map(drop),
+            Op::Fwd(n, u) => btf.add_fwd(b(n), u).map(drop),
+            Op::Array(idx, elem, n) => btf.add_array(idx, elem, n).map(drop),
+            Op::Struct(n, sz) => btf.add_composite(Kind::Struct, o(n), sz).map(drop),
+            Op::Union(n, sz) => btf.add_composite(Kind::Union, o(n), sz).map(drop),
+            Op::Field(n, t, off, bsz) => btf.add_field(o(n), t, off, bsz),
+            Op::Enum(n, sz) => btf.add_enum(Kind::Enum, o(n), sz, false).map(drop),
+            Op::EnumVal(n, v) => btf.add_enum_value(b(n), v),
+            Op::Enum64(n, sz, s) => btf.add_enum(Kind::Enum64, o(n), sz, s).map(drop),
+            Op::Enum64Val(n, v) => btf.add_enum64_value(b(n), v),
+            Op::FuncProto(r) => btf.add_func_proto(r).map(drop),
+            Op::Param(n, t) => btf.add_func_param(o(n), t),
+            Op::Func(n, l, p) => btf.add_func(b(n), l, p).map(drop),
+            Op::Var(n, l, t) => btf.add_var(b(n), l, t).map(drop),
+            Op::Datasec(n, sz) => btf.add_datasec(b(n), sz).map(drop),
+            Op::SecVar(v, off, sz) => btf.add_datasec_var(v, off, sz),
+            Op::DeclTag(n, t, c) => btf.add_decl_tag(b(n), t, c).map(drop),
+        }
+    }
+}
+
 /// libbpf: parse `data` (split on `base` if given), dedup, raw bytes; `Err(errno)` on failure.
 pub fn dedup_bytes(data: &[u8], base: Option<&[u8]>, force: bool) -> Result<Vec<u8>, i32> {
     let base = base.map(|b| LibBtf::parse(b, None)).transpose()?;
@@ -232,12 +268,53 @@ pub fn dedup_ops(ops: &[Op], base: Option<&[u8]>, force: bool) -> Result<(Vec<u8
     Ok((pre, btf.raw()))
 }
 
+/// libbpf `btf__distill_base` of `data`, parsed as split BTF on the chain `bases` (lowest
+/// first; none: `data` is base BTF): the raw distilled base and new split BTF, or the errno.
+pub fn distill_bytes(data: &[u8], bases: &[&[u8]]) -> Result<(Vec<u8>, Vec<u8>), i32> {
+    let mut chain: Vec<LibBtf> = Vec::new();
+    for b in bases {
+        let btf = LibBtf::parse(b, chain.last())?;
+        chain.push(btf);
+    }
+    let src = LibBtf::parse(data, chain.last())?;
+    let (mut base, mut split) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: `src` and the chain under it are live libbpf objects; the two out-pointers are
+    // valid for writes and are only written on success.
+    let r = unsafe { sys::btf__distill_base(src.0, &mut base, &mut split) };
+    if r < 0 {
+        return Err(r);
+    }
+    // Owned from here on; the split BTF does not own its base, so both are freed separately.
+    let (base, split) = (LibBtf(base), LibBtf(split));
+    Ok((base.raw(), split.raw()))
+}
+
+/// libbpf `btf__relocate`: `split`, parsed on the distilled base `dist_base`, moved onto the
+/// chain `bases` (lowest first); the raw relocated split BTF, or the errno.
+pub fn relocate_bytes(dist_base: &[u8], split: &[u8], bases: &[&[u8]]) -> Result<Vec<u8>, i32> {
+    let mut chain: Vec<LibBtf> = Vec::new();
+    for b in bases {
+        let btf = LibBtf::parse(b, chain.last())?;
+        chain.push(btf);
+    }
+    let target = chain.last().expect("relocating needs a base");
+    let dist = LibBtf::parse(dist_base, None)?;
+    let btf = LibBtf::parse(split, Some(&dist))?;
+    // SAFETY: `btf` and `target` (with the chain under it) are live libbpf objects; `btf` is
+    // dropped before `dist` and the chain.
+    let r = unsafe { sys::btf__relocate(btf.0, target.0) };
+    if r < 0 {
+        return Err(r);
+    }
+    Ok(btf.raw())
+}
+
 /// A large realistic dedup input for development and benchmarks: `copies` copies of a deduped
 /// BTF appended one after the other (libbpf `btf__add_btf` semantics: ids shifted, strings
 /// re-added), where in every copy after the first each 7th named struct/union is replaced by a
 /// FWD of the same name, so that dedup has forward declarations to resolve.
 pub fn concat_copies(src: &dwarf2btf::btf::Btf, copies: u32) -> dwarf2btf::btf::Btf {
-    use dwarf2btf::btf::{kinds, types, Btf, Kind};
+    use dwarf2btf::btf::{kinds, types};
     let mut dst = Btf::new();
     let n = src.type_cnt() - 1;
     for copy in 0..copies {
