@@ -292,7 +292,7 @@ pub fn supported_features() -> String {
 
 /// Features pahole knows that dwarf2btf does not encode yet: accepted and ignored, as pahole
 /// treats a feature whose libbpf check fails.
-pub const UNIMPLEMENTED: &[&str] = &["distilled_base", "true_signature", "layout"];
+pub const UNIMPLEMENTED: &[&str] = &["true_signature", "layout"];
 
 /// The pahole release whose command line and encoding dwarf2btf implements. `--version`
 /// prints it as pahole does, because kernel builds turn `$(PAHOLE) --version` into

@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use std::sync::Arc;
 
+use crate::btf::distill::distill_base;
 use crate::btf::{read, write, Btf};
 use crate::config::{Config, Output};
 use crate::dedup::{dedup_timed, DedupOptions};
@@ -112,18 +113,39 @@ pub fn run(config: &Config) -> Result<Summary> {
             .collect();
         summary.phase("dedup", start);
     }
-    let bytes = write::to_bytes(&btf);
     summary.types = btf.type_cnt() - btf.start_id();
-    summary.bytes = bytes.len();
     drop(elf);
     drop(mapped);
-    match &config.output {
-        Output::Detached(path) => write_atomic(path, &bytes)?,
-        Output::InPlace => write_sections(&config.input, &[(".BTF", &bytes)])?,
-    }
+    summary.bytes = write_output(btf, config)?;
     summary.phase("write", start);
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// Writes the BTF where `config.output` says; returns the size of the `.BTF` data written.
+///
+/// Split BTF written into an ELF with `distilled_base` becomes libbpf's distilled pair, as in
+/// pahole: the split BTF relative to a minimal base in `.BTF`, that base in `.BTF.base` (a raw
+/// output file gets the plain split BTF, as pahole's does).
+fn write_output(btf: Btf, config: &Config) -> Result<usize> {
+    match &config.output {
+        Output::Detached(path) => {
+            let bytes = write::to_bytes(&btf);
+            write_atomic(path, &bytes)?;
+            Ok(bytes.len())
+        }
+        Output::InPlace if config.features.distilled_base && btf.base().is_some() => {
+            let (base, split) = distill_base(&btf)?;
+            let (split, base) = (write::to_bytes(&split), write::to_bytes(&base));
+            write_sections(&config.input, &[(".BTF", &split), (".BTF.base", &base)])?;
+            Ok(split.len())
+        }
+        Output::InPlace => {
+            let bytes = write::to_bytes(&btf);
+            write_sections(&config.input, &[(".BTF", &bytes)])?;
+            Ok(bytes.len())
+        }
+    }
 }
 
 /// Encodes every CU, functions and variables, as split BTF on `base` when there is one;

@@ -214,3 +214,36 @@ fn debian_modules_as_split_btf_match_pahole_head() {
     );
     assert!(identical > 0, "no module was byte-identical");
 }
+
+/// `--btf_features=distilled_base` in place (what Kbuild passes for external modules): the
+/// module gets `.BTF` (split BTF on a distilled base) and `.BTF.base`, both equal to pahole
+/// HEAD's (tests/data/modules/NAME.distilled.*).
+#[test]
+fn distilled_base_matches_pahole_head() {
+    let Some(modules) = modules_dir() else { return };
+    let base = oracle_btf();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/modules");
+    for module in ["net/key/af_key", "lib/crc-itu-t"] {
+        let short = Path::new(module).file_name().unwrap().to_string_lossy();
+        let ko = scratch("distilled").join(format!("{short}.ko"));
+        std::fs::copy(modules.join(format!("kernel/{module}.ko")), &ko).unwrap();
+        run_ok(
+            Command::new(bin())
+                .args(["-J", "-j1", "--lang_exclude=rust"])
+                .arg(format!("{KERNEL_FEATURES},distilled_base"))
+                .arg(format!("--btf_base={}", base.display()))
+                .arg(&ko),
+        );
+        let elf_data = std::fs::read(&ko).unwrap();
+        let elf = object::File::parse(&*elf_data).unwrap();
+        for section in [".BTF", ".BTF.base"] {
+            use object::ObjectSection;
+            let ours = elf.section_by_name(section).unwrap().data().unwrap();
+            let theirs = std::fs::read(data.join(format!("{short}.distilled{section}"))).unwrap();
+            assert!(
+                body(ours) == body(&theirs),
+                "{module}: {section} differs from pahole HEAD's"
+            );
+        }
+    }
+}
