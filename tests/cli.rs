@@ -54,7 +54,7 @@ fn supported_features_are_accepted_strictly() {
 }
 
 /// pahole applies feature options in order: the first --btf_features resets every feature,
-/// so a legacy flag before it is lost and one after it counts.
+/// so a legacy flag before it is lost and one after it counts; later lists add to it.
 #[test]
 fn legacy_flags_before_the_first_feature_list_are_reset() {
     let fixture = &fixtures()[0];
