@@ -12,6 +12,7 @@ mod libbpf_oracle;
 
 use std::sync::Arc;
 
+use common::Rng;
 use dwarf2btf::btf::kinds::{self, Kind};
 use dwarf2btf::btf::{read, types, write, Btf};
 use dwarf2btf::dedup::{dedup, DedupOptions};
@@ -660,23 +661,6 @@ fn bad_input_is_an_error() {
 
 // ---------------------------------------------------------------------------------------------
 // random BTF
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.next() % 100 < pct
-    }
-}
 
 /// A template type; references are template indices (`NONE` = void).
 #[derive(Clone)]

@@ -15,6 +15,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use common::Rng;
 use dwarf2btf::btf::distill::distill_base;
 use dwarf2btf::btf::kinds::{self, Kind};
 use dwarf2btf::btf::{dump, read, types, write, Btf, Endian};
@@ -583,26 +584,6 @@ fn c_module_on_the_kernel() {
 
 // ---------------------------------------------------------------------------------------------
 // random split BTF over random bases
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.next() % 100 < pct
-    }
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
-    }
-}
 
 const NAMES: [&str; 16] = [
     "int",

@@ -12,7 +12,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::*;
@@ -47,25 +47,6 @@ const SAMPLE: &[&str] = &[
     "drivers/vhost/vhost_net",
     "mm/zsmalloc",
 ];
-
-fn modules_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("DWARF2BTF_MODULES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let home = std::env::var_os("HOME").unwrap_or_default();
-            Path::new(&home).join(".cache/dwarf2btf/modules-6.1.0-57-cloud-amd64")
-        });
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("DWARF2BTF_REQUIRE_KERNEL").as_deref() != Ok("1"),
-        "reference modules missing at {}: run scripts/fetch-kernel.sh --modules",
-        dir.display()
-    );
-    eprintln!("SKIP: reference modules not found (scripts/fetch-kernel.sh --modules)");
-    None
-}
 
 /// The type and string sections of raw BTF (pahole HEAD writes a 32-byte header, we 24).
 fn body(data: &[u8]) -> &[u8] {
@@ -143,7 +124,7 @@ fn check_function_differences(module: &str, ko: &Path, diff: &str, log: &str) ->
 
 #[test]
 fn debian_modules_as_split_btf_match_pahole_head() {
-    let Some(modules) = modules_dir() else { return };
+    let Some(modules) = modules() else { return };
     let base = oracle_btf();
     let base_arg = format!("--btf_base={}", base.display());
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/modules");
@@ -220,7 +201,7 @@ fn debian_modules_as_split_btf_match_pahole_head() {
 /// HEAD's (tests/data/modules/NAME.distilled.*).
 #[test]
 fn distilled_base_matches_pahole_head() {
-    let Some(modules) = modules_dir() else { return };
+    let Some(modules) = modules() else { return };
     let base = oracle_btf();
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/modules");
     for module in ["net/key/af_key", "lib/crc-itu-t"] {

@@ -124,25 +124,64 @@ pub fn fixtures() -> &'static [Fixture] {
     })
 }
 
-/// The reference vmlinux (scripts/fetch-kernel.sh), or `None` when it is not there and the
-/// run does not require it (DWARF2BTF_REQUIRE_KERNEL=1 turns absence into a failure).
-pub fn vmlinux() -> Option<PathBuf> {
-    let path = std::env::var_os("DWARF2BTF_VMLINUX")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let home = std::env::var_os("HOME").unwrap_or_default();
-            Path::new(&home).join(".cache/dwarf2btf/vmlinux-6.1.0-57-cloud-amd64")
-        });
-    if path.is_file() {
+/// A cached reference input (scripts/fetch-kernel.sh): `$ENV`, else `~/.cache/dwarf2btf/NAME`;
+/// `None` when it is not there and the run does not require it (DWARF2BTF_REQUIRE_KERNEL=1
+/// turns absence into a failure).
+fn reference_input(env: &str, name: &str, fetch: &str) -> Option<PathBuf> {
+    let path = std::env::var_os(env).map(PathBuf::from).unwrap_or_else(|| {
+        let home = std::env::var_os("HOME").unwrap_or_default();
+        Path::new(&home).join(".cache/dwarf2btf").join(name)
+    });
+    if path.exists() {
         return Some(path);
     }
     assert!(
         std::env::var("DWARF2BTF_REQUIRE_KERNEL").as_deref() != Ok("1"),
-        "reference kernel missing at {}: run scripts/fetch-kernel.sh",
+        "reference input missing at {}: run {fetch}",
         path.display()
     );
-    eprintln!("SKIP: reference kernel not found (run scripts/fetch-kernel.sh)");
+    eprintln!("SKIP: {} not found (run {fetch})", path.display());
     None
+}
+
+/// The reference vmlinux.
+pub fn vmlinux() -> Option<PathBuf> {
+    reference_input(
+        "DWARF2BTF_VMLINUX",
+        "vmlinux-6.1.0-57-cloud-amd64",
+        "scripts/fetch-kernel.sh",
+    )
+}
+
+/// The reference kernel's modules (a tree of `.ko` under `kernel/`).
+pub fn modules() -> Option<PathBuf> {
+    reference_input(
+        "DWARF2BTF_MODULES",
+        "modules-6.1.0-57-cloud-amd64",
+        "scripts/fetch-kernel.sh --modules",
+    )
+}
+
+/// A small xorshift generator for seeded random tests (no dependency, same sequence
+/// everywhere).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    pub fn chance(&mut self, pct: u64) -> bool {
+        self.next() % 100 < pct
+    }
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
 }
 
 /// The repository's test data (tests/data, see its README).
