@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian machine: installs the test dependencies, fetches
-# the reference kernel (cached), runs the unit/integration tests (release mode: the kernel
-# tests encode a real vmlinux) and the loom model-checking suite when it exists.
+# the reference kernel and its modules (cached), runs the unit/integration tests (release
+# mode: the kernel tests encode a real vmlinux and 24 modules), the loom model-checking suite,
+# and builds and boots real kernels (Debian's 6.12 and 6.1) with dwarf2btf as PAHOLE.
+#
+#   scripts/test.sh                       # everything (about 20-25 minutes on 2 cores)
+#   KERNEL_BUILDS="" scripts/test.sh      # without the kernel builds
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-test-deps.sh
 DWARF2BTF_VMLINUX=$(scripts/fetch-kernel.sh)
-export DWARF2BTF_VMLINUX DWARF2BTF_REQUIRE_KERNEL=1
+DWARF2BTF_MODULES=$(scripts/fetch-kernel.sh --modules)
+export DWARF2BTF_VMLINUX DWARF2BTF_MODULES DWARF2BTF_REQUIRE_KERNEL=1
 
 cargo test --release --workspace
 # loom models of the lock-free function table (own target dir: --cfg loom rebuilds everything)
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p loom-tests --tests
+# real kernels built with dwarf2btf as PAHOLE, booted under qemu, accepting their own BTF
+for version in ${KERNEL_BUILDS-6.12 6.1}; do
+  scripts/kernel-build.sh "$version"
+done
