@@ -5,7 +5,8 @@
 # BTF: /sys/kernel/btf/vmlinux loads back through bpf(BPF_BTF_LOAD), every module loads with
 # finit_module (the kernel refuses a module whose BTF it cannot parse), each module's
 # /sys/kernel/btf/<module> is there, registered and loads (merged with vmlinux's), and the
-# kernel log has no BTF error. Exits 0 only when the console shows "RESULT: PASS".
+# kernel log has no BTF error. Before booting it also checks that the in-place write into
+# .tmp_vmlinux* changed nothing but .BTF. Exits 0 only when the console shows "RESULT: PASS".
 #
 #   scripts/kernel-build.sh [--clean] [6.12|6.1]          # default 6.12
 #   PAHOLE=pahole scripts/kernel-build.sh 6.1               # the comparison run with pahole
@@ -204,6 +205,19 @@ done < <(find "$B" \( -path "$B/encoder-inputs" -o -path "$B/initramfs" \) -prun
 echo "   $SIZES"; for m in "${MODS[@]}"; do echo "   $m"; done
 [ ${#MODS[@]} -ge 4 ] || die "expected at least 4 modules, found ${#MODS[@]}"
 
+# ---- the in-place write kept everything else: link-vmlinux.sh leaves the ELF the encoder
+# rewrote (.tmp_vmlinux1; 6.1: .tmp_vmlinux.btf); without .BTF it equals the kept input
+# without .BTF (objcopy lays both out alike).
+TMPV=$(cd "$B/encoder-inputs" && ls -a | grep -m1 '^\.tmp_vmlinux' || true)
+[ -n "$TMPV" ] || die "the encoder was not run on a .tmp_vmlinux file"
+objcopy --remove-section .BTF "$B/$TMPV" "$B/in-place.out" 2>/dev/null
+objcopy --remove-section .BTF "$B/encoder-inputs/$TMPV" "$B/in-place.in" 2>/dev/null
+cmp -s "$B/in-place.out" "$B/in-place.in" \
+  || die "$TMPV differs from the encoder's input in more than .BTF"
+rm -f "$B/in-place.out" "$B/in-place.in"
+INPLACE="$TMPV: .BTF ($(btf_size "$B/$TMPV") bytes) added in place, nothing else changed"
+echo "   $INPLACE"
+
 # ---- initramfs
 say "initramfs"
 R=$B/initramfs
@@ -261,6 +275,7 @@ if grep -q '^RESULT: PASS' "$LOGF"; then BOOT=PASS; else BOOT=FAIL; fi
         END { printf "%d (vmlinux %.2f s; %d modules %.2f s)", n, vt, m, mt }' "$B/pahole-calls.log") (see $B/pahole-calls.log)"
   echo "$SIZES"
   for m in "${MODS[@]}"; do echo "  $m"; done
+  echo "$INPLACE"
   echo "boot ($ACCEL_USED):          $BOOT in ${BOOT_SECS}s (console: $LOGF)"
   echo "build dir:           $B"
   echo "encoder inputs:      $B/encoder-inputs"

@@ -141,45 +141,44 @@ fn objcopy_without_btf(objcopy: &Path, input: &Path, out: &Path) -> Vec<u8> {
     std::fs::read(out).unwrap()
 }
 
-/// Encodes `kind` in place and checks everything the module comment promises.
-fn check_in_place(kind: &Kind) {
-    let original = build(kind);
+/// Encodes `original` in place (as split BTF on `base` when given) and checks everything the
+/// module comment promises.
+fn check_in_place(name: &str, original: &Path, base: Option<&Path>, gnu_objcopy: bool) {
+    let flags: Vec<String> = base
+        .map(|b| format!("--btf_base={}", b.display()))
+        .into_iter()
+        .collect();
+    let verify_base: Vec<String> = base
+        .map(|b| vec!["--base".into(), b.display().to_string()])
+        .unwrap_or_default();
     let dir = scratch("in_place");
-    let detached = dir.join(format!("{}.btf", kind.name));
+    let detached = dir.join(format!("{}.btf", name));
     run_ok(
         Command::new(bin())
             .arg("-J")
             .arg(format!("--btf_encode_detached={}", detached.display()))
-            .arg(&original),
+            .args(&flags)
+            .arg(original),
     );
-    let target = dir.join(format!("{}.in-place", kind.name));
-    std::fs::copy(&original, &target).unwrap();
+    let target = dir.join(format!("{}.in-place", name));
+    std::fs::copy(original, &target).unwrap();
     std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o751)).unwrap();
-    run_ok(Command::new(bin()).arg("-J").arg(&target));
+    run_ok(Command::new(bin()).arg("-J").args(&flags).arg(&target));
 
     let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o7777;
-    assert_eq!(mode, 0o751, "{}: mode not kept", kind.name);
-    let (before, segs_before) = sections(&original);
+    assert_eq!(mode, 0o751, "{}: mode not kept", name);
+    let (before, segs_before) = sections(original);
     let (after, segs_after) = sections(&target);
-    assert_eq!(segs_before, segs_after, "{}: segments changed", kind.name);
-    assert_eq!(
-        after.len(),
-        before.len() + 1,
-        "{}: one section more",
-        kind.name
-    );
+    assert_eq!(segs_before, segs_after, "{}: segments changed", name);
+    assert_eq!(after.len(), before.len() + 1, "{}: one section more", name);
     for (b, a) in before.iter().zip(&after) {
         if b.position.is_none() && b.kind == object::SectionKind::Metadata {
             // The name table may only have grown by the new name.
-            assert!(
-                a.data.starts_with(&b.data),
-                "{}: names rewritten",
-                kind.name
-            );
-            assert_eq!(&a.data[b.data.len()..], b".BTF\0", "{}", kind.name);
+            assert!(a.data.starts_with(&b.data), "{}: names rewritten", name);
+            assert_eq!(&a.data[b.data.len()..], b".BTF\0", "{}", name);
             continue;
         }
-        assert_eq!(b, a, "{}: section {} changed", kind.name, b.name);
+        assert_eq!(b, a, "{}: section {} changed", name, b.name);
     }
     let btf = after.last().unwrap();
     assert_eq!(btf.name, ".BTF");
@@ -187,41 +186,61 @@ fn check_in_place(kind: &Kind) {
         btf.data,
         std::fs::read(&detached).unwrap(),
         "{}: .BTF differs from the detached output",
-        kind.name
+        name
     );
-    run_ok(Command::new(bin()).arg("verify").arg(&target));
+    let verify = run(Command::new(bin())
+        .arg("verify")
+        .args(&verify_base)
+        .arg(&target));
+    assert!(verify.status.success(), "{}: {}", name, text(&verify));
 
-    let objcopy = tool(if kind.gnu_objcopy {
+    let objcopy = tool(if gnu_objcopy {
         "objcopy"
     } else {
         "llvm-objcopy"
     });
-    if kind.gnu_objcopy {
+    if gnu_objcopy {
         assert_eq!(
             objcopy_without_btf(&objcopy, &target, &dir.join("a.tmp")),
-            objcopy_without_btf(&objcopy, &original, &dir.join("b.tmp")),
+            objcopy_without_btf(&objcopy, original, &dir.join("b.tmp")),
             "{}: objcopy --remove-section .BTF differs",
-            kind.name
+            name
         );
     }
 
     // Again: the section is replaced in place of the old one, and the file does not grow.
     let size = std::fs::metadata(&target).unwrap().len();
-    run_ok(Command::new(bin()).args(["-J", "-j2"]).arg(&target));
+    run_ok(
+        Command::new(bin())
+            .args(["-J", "-j2"])
+            .args(&flags)
+            .arg(&target),
+    );
     assert_eq!(std::fs::metadata(&target).unwrap().len(), size);
     let (again, _) = sections(&target);
-    assert_eq!(
-        again, after,
-        "{}: the second run changed sections",
-        kind.name
-    );
+    assert_eq!(again, after, "{}: the second run changed sections", name);
 }
 
 #[test]
 fn in_place_on_every_elf_kind() {
     for kind in KINDS {
-        check_in_place(kind);
+        check_in_place(kind.name, &build(kind), None, kind.gnu_objcopy);
     }
+}
+
+/// A kernel module as Makefile.modfinal rewrites it: split BTF against the vmlinux BTF.
+#[test]
+fn in_place_on_a_kernel_module() {
+    let Some(modules) = modules() else { return };
+    // Debian's module already has a .BTF; the build's .ko has none yet.
+    let ko = scratch("in_place").join("af_key.ko");
+    run_ok(
+        Command::new(tool("objcopy"))
+            .args(["--remove-section", ".BTF"])
+            .arg(modules.join("kernel/net/key/af_key.ko"))
+            .arg(&ko),
+    );
+    check_in_place("af_key.ko", &ko, Some(&oracle_btf()), true);
 }
 
 /// A `.BTF` inside a loaded segment (as in a final vmlinux) cannot be rewritten: the file is
