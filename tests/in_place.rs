@@ -1,5 +1,6 @@
 //! `dwarf2btf -J FILE` writes `.BTF` into FILE itself, as pahole does in kernel builds: on
-//! relocatable objects, shared objects and executables, 32- and 64-bit, both byte orders.
+//! relocatable objects, shared objects, executables and a kernel module, 32- and 64-bit, both
+//! byte orders.
 //! The added section reads back as the same BTF `--btf_encode_detached` writes; every other
 //! section, segment and header field keeps its meaning (checked section by section, and with
 //! objcopy: removing `.BTF` again gives what removing it from the input gives); the file mode

@@ -307,21 +307,7 @@ impl Headers {
             .filter(|_| shstrndx != 0)
             .ok_or_else(|| "no section name table".to_string())?;
         let shstrtab = read_at(f, names.offset, names.size as usize)?;
-        let (phoff, phentsize, phnum) =
-            (field(e.phoff, w), field(e.phentsize, 2), field(e.phnum, 2));
-        let mut segments_end = phoff + phentsize * phnum;
-        if phnum > 0 {
-            if !in_file(phoff, phentsize * phnum) {
-                return Err("program header table runs past the end of the file".into());
-            }
-            let table = read_at(f, phoff, (phentsize * phnum) as usize)?;
-            // p_offset and p_filesz: 64-bit at 8 and 32; 32-bit at 4 and 16.
-            let (off_at, filesz_at) = if class.is64 { (8, 32) } else { (4, 16) };
-            for ph in table.chunks_exact(phentsize as usize) {
-                let end = class.get(ph, off_at, w) + class.get(ph, filesz_at, w);
-                segments_end = segments_end.max(end);
-            }
-        }
+        let segments_end = segments_end(f, class, &ehdr, file_len)?;
         Ok(Headers {
             class,
             ehdr,
@@ -406,6 +392,44 @@ impl Headers {
             shoff,
         })
     }
+}
+
+/// The end of the program header table and of every segment's file contents.
+fn segments_end(
+    f: &mut File,
+    class: Class,
+    ehdr: &[u8],
+    file_len: u64,
+) -> std::result::Result<u64, String> {
+    let (e, w) = (EhdrFields::of(class), class.word());
+    let (phoff, phentsize, phnum) = (
+        class.get(ehdr, e.phoff, w),
+        class.get(ehdr, e.phentsize, 2),
+        class.get(ehdr, e.phnum, 2),
+    );
+    let table_len = phentsize * phnum;
+    if phnum == 0 {
+        return Ok(0);
+    }
+    let phdr_size = if class.is64 { 56 } else { 32 };
+    if phentsize != phdr_size {
+        return Err(format!("program header size {phentsize}"));
+    }
+    if phoff
+        .checked_add(table_len)
+        .is_none_or(|end| end > file_len)
+    {
+        return Err("program header table runs past the end of the file".into());
+    }
+    let table = read_at(f, phoff, table_len as usize)?;
+    // p_offset and p_filesz: 64-bit at 8 and 32; 32-bit at 4 and 16.
+    let (off_at, filesz_at) = if class.is64 { (8, 32) } else { (4, 16) };
+    let ends = table.chunks_exact(phentsize as usize).map(|ph| {
+        class
+            .get(ph, off_at, w)
+            .saturating_add(class.get(ph, filesz_at, w))
+    });
+    Ok(ends.fold(phoff + table_len, u64::max))
 }
 
 /// The NUL-terminated name at `off` in a string table.
