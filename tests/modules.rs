@@ -228,3 +228,26 @@ fn distilled_base_matches_pahole_head() {
         }
     }
 }
+
+/// An out-of-tree module author's one-liner: the running kernel's BTF as base, read from
+/// sysfs (which refuses mmap). Needs a kernel with CONFIG_DEBUG_INFO_BTF, as the machines
+/// here have.
+#[test]
+fn running_kernel_btf_as_base() {
+    let Some(modules) = modules() else { return };
+    let sysfs = Path::new("/sys/kernel/btf/vmlinux");
+    assert!(sysfs.exists(), "this machine's kernel has no BTF");
+    let ko = scratch("sysfs_base").join("crc-itu-t.ko");
+    std::fs::copy(modules.join("kernel/lib/crc-itu-t.ko"), &ko).unwrap();
+    run_ok(
+        Command::new(bin())
+            .args(["-J", "--btf_base", "/sys/kernel/btf/vmlinux"])
+            .arg(&ko),
+    );
+    run_ok(
+        Command::new(bin())
+            .args(["verify", "--base"])
+            .arg(sysfs)
+            .arg(&ko),
+    );
+}
