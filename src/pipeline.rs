@@ -20,10 +20,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Condvar, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::Instant;
-
-use std::sync::Arc;
 
 use crate::btf::distill::distill_base;
 use crate::btf::{read, write, Btf};
@@ -128,24 +126,23 @@ pub fn run(config: &Config) -> Result<Summary> {
 /// pahole: the split BTF relative to a minimal base in `.BTF`, that base in `.BTF.base` (a raw
 /// output file gets the plain split BTF, as pahole's does).
 fn write_output(btf: Btf, config: &Config) -> Result<usize> {
-    match &config.output {
-        Output::Detached(path) => {
-            let bytes = write::to_bytes(&btf);
-            write_atomic(path, &bytes)?;
-            Ok(bytes.len())
-        }
-        Output::InPlace if config.features.distilled_base && btf.base().is_some() => {
-            let (base, split) = distill_base(&btf)?;
-            let (split, base) = (write::to_bytes(&split), write::to_bytes(&base));
-            write_sections(&config.input, &[(".BTF", &split), (".BTF.base", &base)])?;
-            Ok(split.len())
-        }
-        Output::InPlace => {
-            let bytes = write::to_bytes(&btf);
-            write_sections(&config.input, &[(".BTF", &bytes)])?;
-            Ok(bytes.len())
-        }
+    if let Output::Detached(path) = &config.output {
+        let bytes = write::to_bytes(&btf);
+        write_atomic(path, &bytes)?;
+        return Ok(bytes.len());
     }
+    let sections = if config.features.distilled_base && btf.base().is_some() {
+        let (base, split) = distill_base(&btf)?;
+        vec![
+            (".BTF", write::to_bytes(&split)),
+            (".BTF.base", write::to_bytes(&base)),
+        ]
+    } else {
+        vec![(".BTF", write::to_bytes(&btf))]
+    };
+    let refs: Vec<(&str, &[u8])> = sections.iter().map(|(n, b)| (*n, &b[..])).collect();
+    write_sections(&config.input, &refs)?;
+    Ok(sections[0].1.len())
 }
 
 /// Encodes every CU, functions and variables, as split BTF on `base` when there is one;
