@@ -4,10 +4,12 @@
 //!
 //! ```text
 //! input (mmap, ELF, debug sections) → dwarf (per-CU type model) → encode (BTF records)
-//!     → dedup (libbpf-equivalent) → output (raw file, written atomically)
+//!     → dedup (libbpf-equivalent) → output (raw file, or .BTF written into the ELF in place;
+//!       atomically either way)
 //! ```
 //!
-//! `btf` holds the format itself: building, reading, writing, verifying and comparing BTF.
+//! `btf` holds the format itself: building, reading, writing, verifying, comparing and
+//! distilling BTF. `pipeline` runs the stages; `progress` draws its line on a terminal.
 
 pub mod btf;
 pub mod config;
@@ -19,6 +21,7 @@ pub mod functable;
 pub mod input;
 pub mod output;
 pub mod pipeline;
+pub mod progress;
 pub mod sync;
 
 pub use error::{Error, Result};

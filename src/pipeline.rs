@@ -40,6 +40,7 @@ use crate::input::elf::{Elf, Mapped};
 use crate::input::functions::ElfFunctions;
 use crate::input::kfuncs::collect_kfuncs;
 use crate::output::{elf::write_sections, write_atomic};
+use crate::progress::Progress;
 
 /// CUs per batch: small enough to balance 2–64 workers over the kernel's ~2,200 CUs, large
 /// enough that the per-chunk overhead stays negligible.
@@ -92,7 +93,8 @@ pub fn run(config: &Config) -> Result<Summary> {
     let mapped = Mapped::open(&config.input)?;
     let elf = Elf::parse(&mapped)?;
     let mut summary = Summary::default();
-    let Some(mut btf) = encode(&elf, &mapped, config, base, &mut summary)? else {
+    let progress = Progress::new();
+    let Some(mut btf) = encode(&elf, &mapped, config, base, &progress, &mut summary)? else {
         summary.seconds = start.elapsed().as_secs_f64();
         return Ok(summary);
     };
@@ -101,6 +103,7 @@ pub fn run(config: &Config) -> Result<Summary> {
     summary.phase("encode", start);
     summary.types_before_dedup = btf.type_cnt() - btf.start_id();
     if !config.no_dedup {
+        progress.phase("deduplicating");
         let opts = DedupOptions {
             threads: config.jobs,
             ..DedupOptions::default()
@@ -114,6 +117,7 @@ pub fn run(config: &Config) -> Result<Summary> {
     summary.types = btf.type_cnt() - btf.start_id();
     drop(elf);
     drop(mapped);
+    progress.phase("writing");
     summary.bytes = write_output(btf, config)?;
     summary.phase("write", start);
     summary.seconds = start.elapsed().as_secs_f64();
@@ -152,6 +156,7 @@ pub fn encode(
     mapped: &Mapped,
     config: &Config,
     base: Option<Arc<Btf>>,
+    progress: &Progress,
     summary: &mut Summary,
 ) -> Result<Option<Btf>> {
     let path = elf.path();
@@ -161,6 +166,7 @@ pub fn encode(
     };
     let dwarf = sections.dwarf();
     let headers = unit_headers(&dwarf, path)?;
+    progress.cus(headers.len());
     // Reading 2,000 unit headers faults in their pages (and the kernel's fault-around, 64 KiB
     // each): give them back; each CU's pages come back while a worker reads it.
     mapped.release(0..mapped.bytes().len());
@@ -196,14 +202,14 @@ pub fn encode(
     dst.endian = elf.endian;
     let run = match config.func_table {
         Design::Shared => {
-            encode_with::<functable::shared::SharedTable<FuncInstance>>(&ctx, config, dst)
+            encode_with::<functable::shared::SharedTable<FuncInstance>>(&ctx, config, dst, progress)
         }
-        Design::Dashmap => {
-            encode_with::<functable::dashmap::DashmapTable<FuncInstance>>(&ctx, config, dst)
-        }
-        Design::SaveMerge => {
-            encode_with::<functable::save_merge::SaveMergeTable<FuncInstance>>(&ctx, config, dst)
-        }
+        Design::Dashmap => encode_with::<functable::dashmap::DashmapTable<FuncInstance>>(
+            &ctx, config, dst, progress,
+        ),
+        Design::SaveMerge => encode_with::<functable::save_merge::SaveMergeTable<FuncInstance>>(
+            &ctx, config, dst, progress,
+        ),
     }?;
     let Merged {
         mut btf,
@@ -260,6 +266,7 @@ fn encode_with<'a, T: FuncTable<FuncInstance>>(
     ctx: &EncodeContext<'a, '_>,
     config: &Config,
     dst: Btf,
+    progress: &Progress,
 ) -> Result<Merged> {
     let n_cus = ctx.headers.len();
     let batches: Vec<Range<usize>> = (0..n_cus)
@@ -337,6 +344,7 @@ fn encode_with<'a, T: FuncTable<FuncInstance>>(
                 merged.chunk_messages.extend(chunk.messages);
                 expected += 1;
                 window.advance(expected);
+                progress.cus_done(merged.cus + merged.cus_skipped);
             }
         }
         if expected != batches.len() {
