@@ -1050,10 +1050,7 @@ fn random_case(seed: u64) -> (Option<Vec<u8>>, Vec<u8>) {
 
 #[test]
 fn random_btf_matches_libbpf() {
-    let cases: u64 = std::env::var("DEDUP_RANDOM_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(400);
+    let cases = common::cases_from_env("DEDUP_RANDOM_CASES", 400);
     let (mut failed, mut shrunk) = (0, 0);
     for seed in 0..cases {
         let (base, data) = random_case(seed);

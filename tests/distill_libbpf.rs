@@ -905,10 +905,7 @@ fn random_case(seed: u64) -> (Vec<Vec<u8>>, Vec<u8>) {
 
 #[test]
 fn random_split_btf_matches_libbpf() {
-    let cases: u64 = std::env::var("DISTILL_RANDOM_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000);
+    let cases = common::cases_from_env("DISTILL_RANDOM_CASES", 10_000);
     let (mut distilled, mut refused, mut moved, mut kept, mut bug) = (0u64, 0u64, 0, 0, 0);
     for seed in 0..cases {
         let (levels, split) = random_case(seed);

@@ -162,6 +162,14 @@ pub fn modules() -> Option<PathBuf> {
     )
 }
 
+/// How many random cases a test runs: `$VAR` when set, else `default`.
+pub fn cases_from_env(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// A small xorshift generator for seeded random tests (no dependency, same sequence
 /// everywhere).
 pub struct Rng(pub u64);
