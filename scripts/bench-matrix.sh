@@ -1,26 +1,34 @@
 #!/usr/bin/env bash
 # The -j matrix: encodes the reference vmlinux with dwarf2btf (each function-table design)
 # and with pahole at every -j, and prints wall time, CPU time and peak RSS side by side, with
-# dwarf2btf/pahole ratios, as a Markdown table.
+# dwarf2btf/pahole ratios, as a Markdown table; writes every run to a CSV file and draws
+# peak RSS and wall time against -j (SVG, gnuplot).
 #
-#   scripts/bench-matrix.sh                 # -j 2 4 8 16 32 64, 1 run each
-#   JOBS="2 8" RUNS=3 scripts/bench-matrix.sh
+#   scripts/bench-matrix.sh                 # -j 1 2 4 8 16 32 64, 3 runs each
+#   JOBS="2 8" RUNS=5 scripts/bench-matrix.sh
 #   PAHOLE=/path/to/pahole scripts/bench-matrix.sh   # compare with another pahole build
+#   OUT=docs/bench scripts/bench-matrix.sh           # where matrix.csv, rss.svg, wall.svg go
 #
-# Each cell is the median of RUNS runs. pahole runs with the kernel's flags for its version:
-# --btf_features when it knows them (>= 1.26), the legacy equivalents otherwise (Debian's 1.24).
+# Runs alternate between the sides (pahole, then each design, then pahole again ...) so that
+# the machine's drift falls on all of them alike; each cell is the median of RUNS runs. pahole
+# runs with the kernel's flags for its version: --btf_features when it knows them (>= 1.26),
+# the legacy equivalents otherwise (Debian's 1.24).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-JOBS=${JOBS:-"2 4 8 16 32 64"}
-RUNS=${RUNS:-1}
+JOBS=${JOBS:-"1 2 4 8 16 32 64"}
+RUNS=${RUNS:-3}
 DESIGNS=${DESIGNS:-"shared dashmap save-merge"}
 PAHOLE=${PAHOLE:-pahole}
+OUT=${OUT:-docs/bench}
 VMLINUX=${VMLINUX:-$(scripts/fetch-kernel.sh)}
+scripts/apt-install.sh time gnuplot-nox
 cargo build --release --quiet
 BIN=target/release/dwarf2btf
-OUT=$(mktemp -d)
-trap 'rm -rf "$OUT"' EXIT
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+mkdir -p "$OUT"
+CSV=$OUT/matrix.csv
 
 FEATURES=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs
 # The kernel's flags for this pahole version (scripts/Makefile.btf): --btf_features from 1.26,
@@ -35,32 +43,81 @@ else
     PAHOLE_FLAGS+=(--skip_encoding_btf_inconsistent_proto --btf_gen_optimized)
   fi
 fi
+PAHOLE_NAME="pahole $("$PAHOLE" --version 2>/dev/null | head -n 1)"
 
-# measure CMD...: prints "wall cpu rss_kib" (median of RUNS by wall time)
-measure() {
-  local i
-  for i in $(seq "$RUNS"); do
-    if ! /usr/bin/time -f "%e %U %S %M" -o "$OUT/t" "$@" > "$OUT/log" 2>&1; then
-      echo "failed: $* (see below)" >&2
-      cat "$OUT/log" >&2
-      exit 1
-    fi
-    awk '{printf "%.2f %.2f %d\n", $1, $2 + $3, $4}' "$OUT/t"
-  done | sort -n | awk -v n="$RUNS" 'NR == int((n + 1) / 2)'
+# run1 TOOL DESIGN J CMD...: runs CMD once, appends "tool,design,j,wall,cpu,rss_kib" to the CSV
+run1() {
+  local tool=$1 design=$2 j=$3; shift 3
+  if ! /usr/bin/time -f "%e %U %S %M" -o "$TMP/t" "$@" > "$TMP/log" 2>&1; then
+    echo "failed: $* (see below)" >&2
+    cat "$TMP/log" >&2
+    exit 1
+  fi
+  awk -v t="$tool" -v d="$design" -v j="$j" '{printf "%s,%s,%s,%.2f,%.2f,%d\n", t, d, j, $1, $2 + $3, $4}' \
+    "$TMP/t" >> "$CSV"
 }
 
+echo "tool,design,jobs,wall_s,cpu_s,peak_rss_kib" > "$CSV"
+for j in $JOBS; do
+  for r in $(seq "$RUNS"); do
+    echo "-j$j run $r/$RUNS" >&2
+    run1 "$PAHOLE_NAME" - "$j" "$PAHOLE" -J "-j$j" "${PAHOLE_FLAGS[@]}" "--btf_encode_detached=$TMP/p.btf" "$VMLINUX"
+    for d in $DESIGNS; do
+      run1 dwarf2btf "$d" "$j" "$BIN" -J "-j$j" --btf_features=$FEATURES --lang_exclude=rust \
+        --func-table "$d" "--btf_encode_detached=$TMP/d.btf" "$VMLINUX"
+    done
+  done
+done
+
+# median TOOL DESIGN J: "wall cpu rss_kib", each the median of its runs
+median() {
+  local col
+  for col in 4 5 6; do
+    awk -F, -v t="$1" -v d="$2" -v j="$3" -v c="$col" '$1 == t && $2 == d && $3 == j {print $c}' "$CSV" |
+      sort -n | awk '{v[NR] = $1} END {printf "%s ", v[int((NR + 1) / 2)]}'
+  done
+  echo
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
-echo "vmlinux: $VMLINUX ($("$PAHOLE" --version 2>/dev/null | head -n 1) as pahole), $(nproc) CPUs, median of $RUNS"
+echo "vmlinux: $VMLINUX ($PAHOLE_NAME), $(nproc) CPUs, median of $RUNS alternating runs"
 echo
 echo "| -j | design | wall s | CPU s | peak RSS MiB | pahole wall s | pahole CPU s | pahole RSS MiB | wall ratio | CPU ratio | RSS ratio |"
 echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for j in $JOBS; do
-  read -r pw pc pr < <(measure "$PAHOLE" -J "-j$j" "${PAHOLE_FLAGS[@]}" "--btf_encode_detached=$OUT/p.btf" "$VMLINUX")
+  read -r pw pc pr < <(median "$PAHOLE_NAME" - "$j")
   for d in $DESIGNS; do
-    read -r w c r < <(measure "$BIN" -J "-j$j" --btf_features=$FEATURES --lang_exclude=rust \
-      --func-table "$d" "--btf_encode_detached=$OUT/d.btf" "$VMLINUX")
+    read -r w c r < <(median dwarf2btf "$d" "$j")
     printf "| %s | %s | %s | %s | %d | %s | %s | %d | %s | %s | %s |\n" "$j" "$d" "$w" "$c" \
       $((r / 1024)) "$pw" "$pc" $((pr / 1024)) "$(ratio "$w" "$pw")" "$(ratio "$c" "$pc")" "$(ratio "$r" "$pr")"
   done
 done
+
+# The plots: one line per tool and design, medians, -j on a log scale.
+for d in "$PAHOLE_NAME,-" $(printf 'dwarf2btf,%s ' $DESIGNS); do
+  tool=${d%,*} design=${d##*,}
+  label=$([ "$design" = - ] && echo "$tool" || echo "dwarf2btf $design")
+  for j in $JOBS; do
+    read -r w _ r < <(median "$tool" "$design" "$j")
+    echo "$j $w $((r / 1024))"
+  done > "$TMP/$label.dat"
+done
+plot() { # plot COLUMN YLABEL FILE
+  {
+    echo "set terminal svg size 720,440 dynamic font 'sans,12'; set output '$3'"
+    echo "set logscale x 2; set xlabel '-j (worker threads)'; set ylabel '$2'; set key outside right"
+    echo "set grid; set yrange [0:*]; set title 'vmlinux 6.1.0-57 cloud, $(nproc) CPUs, median of $RUNS'"
+    printf "plot "
+    local first=1 f
+    for f in "$TMP"/*.dat; do
+      [ $first = 1 ] || printf ", "
+      printf "'%s' using 1:%s with linespoints title '%s'" "$f" "$1" "$(basename "$f" .dat)"
+      first=0
+    done
+    echo
+  } | gnuplot
+}
+plot 3 "peak RSS (MiB)" "$OUT/rss.svg"
+plot 2 "wall time (s)" "$OUT/wall.svg"
+echo
+echo "wrote $CSV, $OUT/rss.svg, $OUT/wall.svg"
