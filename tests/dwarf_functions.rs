@@ -490,14 +490,9 @@ fn vmlinux_skip_reasons_match_pahole_head() {
 
     use dwarf2btf::input::functions::ElfFunctions;
 
-    let home = std::env::var_os("HOME").unwrap_or_default();
-    let path = std::env::var_os("DWARF2BTF_VMLINUX")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(&home).join(".cache/dwarf2btf/vmlinux-6.1.0-57-cloud-amd64"));
-    if !path.is_file() {
-        eprintln!("SKIP: no reference kernel at {}", path.display());
+    let Some(path) = common::vmlinux() else {
         return;
-    }
+    };
     let oracle = common::oracle_skipped();
     let oracle = std::fs::read_to_string(oracle).unwrap();
     // The final reasons; funcs__match's detail lines ("param count mismatch; ...") are not.
