@@ -65,8 +65,9 @@ const KINDS: &[Kind] = &[
     },
 ];
 
-fn build(kind: &Kind) -> PathBuf {
-    let out = scratch("in_place").join(kind.name);
+/// Compiles `kind` into the scratch directory `dir` (one per test: tests run in parallel).
+fn build(kind: &Kind, dir: &str) -> PathBuf {
+    let out = scratch(dir).join(kind.name);
     run_ok(
         Command::new(tool(kind.cc))
             .args(kind.flags)
@@ -225,7 +226,7 @@ fn check_in_place(name: &str, original: &Path, base: Option<&Path>, gnu_objcopy:
 #[test]
 fn in_place_on_every_elf_kind() {
     for kind in KINDS {
-        check_in_place(kind.name, &build(kind), None, kind.gnu_objcopy);
+        check_in_place(kind.name, &build(kind, "in_place"), None, kind.gnu_objcopy);
     }
 }
 
@@ -248,7 +249,7 @@ fn in_place_on_a_kernel_module() {
 /// left as it was, with no temporary file beside it, and the error is one line.
 #[test]
 fn allocated_btf_is_refused_and_the_file_untouched() {
-    let original = build(&KINDS[0]);
+    let original = build(&KINDS[0], "in_place_allocated");
     let dir = scratch("in_place_alloc");
     let blob = dir.join("blob");
     std::fs::write(&blob, b"not really BTF").unwrap();
@@ -279,7 +280,7 @@ fn allocated_btf_is_refused_and_the_file_untouched() {
 #[test]
 fn bare_j_does_not_take_the_file_as_its_value() {
     let target = scratch("in_place_j").join("j.o");
-    std::fs::copy(build(&KINDS[0]), &target).unwrap();
+    std::fs::copy(build(&KINDS[0], "in_place_j_src"), &target).unwrap();
     run_ok(Command::new(bin()).args(["-J", "-j"]).arg(&target));
     run_ok(Command::new(bin()).arg("verify").arg(&target));
 }
