@@ -89,6 +89,7 @@ fn status_mib(key: &str) -> u64 {
 /// Encodes `config.input` and writes the BTF to `config.output`.
 pub fn run(config: &Config) -> Result<Summary> {
     let start = Instant::now();
+    bound_malloc_arenas(config.jobs);
     let base = config.base.as_deref().map(read::read_base).transpose()?;
     let mapped = Mapped::open(&config.input)?;
     let elf = Elf::parse(&mapped)?;
@@ -122,6 +123,23 @@ pub fn run(config: &Config) -> Result<Summary> {
     summary.phase("write", start);
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// Caps glibc's malloc arenas at the number of threads that can run at once. glibc gives
+/// every new thread its own arena (up to 8 per core), and each arena keeps the chunks its
+/// thread freed: at -j64 on two cores that was 60 MiB more peak than at -j2 for no speed.
+/// With the cap, peak memory stays flat from -j2 to -j64.
+fn bound_malloc_arenas(jobs: usize) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let arenas = jobs.clamp(1, cpus.max(1)) as libc::c_int;
+        // SAFETY: mallopt only sets an allocator tunable; M_ARENA_MAX takes any positive
+        // count and affects arenas created after the call (the workers' ones).
+        unsafe { libc::mallopt(libc::M_ARENA_MAX, arenas) };
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = jobs;
 }
 
 /// Writes the BTF where `config.output` says; returns the size of the `.BTF` data written.
