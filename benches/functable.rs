@@ -9,13 +9,31 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use dwarf2btf::functable::{
-    dashmap::DashmapTable, save_merge::SaveMergeTable, shared::SharedTable, FuncSaver, FuncTable,
+    dashmap::DashmapTable, save_merge::SaveMergeTable, shared::SharedTable, Fold, FuncSaver,
+    FuncTable,
 };
 
 /// Saves per thread.
 const SAVES: usize = 50_000;
 /// An instance about the size of the pipeline's `FuncInstance`.
 type Inst = [u64; 7];
+
+/// A fold of constant size, like the pipeline's summary: the first instance and a count.
+struct Folded {
+    first: Inst,
+    count: u32,
+}
+
+impl Fold for Folded {
+    type Instance = Inst;
+    fn new(first: Inst) -> Self {
+        Folded { first, count: 1 }
+    }
+    fn add(&mut self, instance: Inst) {
+        self.first = self.first.min(instance);
+        self.count += 1;
+    }
+}
 
 /// Thread `owner`'s entries, pseudo-random (xorshift) in `0..entries`, computed before timing.
 fn plan(threads: usize, entries: u32) -> Vec<Vec<u32>> {
@@ -35,7 +53,7 @@ fn plan(threads: usize, entries: u32) -> Vec<Vec<u32>> {
 }
 
 /// One iteration: every thread saves its plan through its own saver, then `finish`.
-fn run<F: FuncTable<Inst>>(entries: u32, plan: &[Vec<u32>]) -> Vec<Vec<Inst>> {
+fn run<F: FuncTable<Folded>>(entries: u32, plan: &[Vec<u32>]) -> Vec<Vec<Folded>> {
     let table = F::new(entries as usize, plan.len());
     std::thread::scope(|s| {
         for (owner, saves) in (0..).zip(plan) {
@@ -61,13 +79,13 @@ fn bench(c: &mut Criterion) {
                 .warm_up_time(Duration::from_millis(500))
                 .measurement_time(Duration::from_secs(2));
             g.bench_function("shared", |b| {
-                b.iter(|| run::<SharedTable<Inst>>(entries, black_box(&plan)))
+                b.iter(|| run::<SharedTable<Folded>>(entries, black_box(&plan)))
             });
             g.bench_function("dashmap", |b| {
-                b.iter(|| run::<DashmapTable<Inst>>(entries, black_box(&plan)))
+                b.iter(|| run::<DashmapTable<Folded>>(entries, black_box(&plan)))
             });
             g.bench_function("save-merge", |b| {
-                b.iter(|| run::<SaveMergeTable<Inst>>(entries, black_box(&plan)))
+                b.iter(|| run::<SaveMergeTable<Folded>>(entries, black_box(&plan)))
             });
             g.finish();
         }

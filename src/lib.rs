@@ -9,7 +9,8 @@
 //! ```
 //!
 //! `btf` holds the format itself: building, reading, writing, verifying, comparing and
-//! distilling BTF. `pipeline` runs the stages; `progress` draws its line on a terminal.
+//! distilling BTF. `pipeline` runs the stages; `progress` draws its line on a terminal; `stats` measures the
+//! run (`-V`, `--stats`).
 
 pub mod btf;
 pub mod config;
@@ -22,6 +23,7 @@ pub mod input;
 pub mod output;
 pub mod pipeline;
 pub mod progress;
+pub mod stats;
 pub mod sync;
 
 pub use error::{Error, Result};

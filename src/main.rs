@@ -68,6 +68,9 @@ struct EncodeArgs {
     /// Verbose output (pahole's -V).
     #[arg(short = 'V', long = "verbose")]
     verbose: bool,
+    /// Print per-phase wall and CPU time, memory, and the function table's counters to stderr
+    #[arg(long)]
+    stats: bool,
     /// How parallel encoders share function state: shared (lock-free per-owner lists),
     /// dashmap (sharded locks) or save-merge (per-encoder lists, grouped at the end).
     /// The output is byte-identical for all three.
@@ -365,7 +368,7 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
         let phases: Vec<String> = summary
             .phases
             .iter()
-            .map(|(name, secs, mib, peak)| format!("{name} {secs:.2}s {mib}/{peak} MiB"))
+            .map(|p| format!("{} {:.2}s {}/{} MiB", p.name, p.wall, p.rss_mib, p.peak_mib))
             .collect();
         eprintln!(
             "dwarf2btf: phases (end time, resident/peak so far): {}",
@@ -379,6 +382,18 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
                 .collect();
             eprintln!("dwarf2btf: dedup phases: {}", phases.join(", "));
         }
+    }
+    if args.stats && summary.nothing_written.is_none() {
+        eprint!(
+            "{}",
+            dwarf2btf::stats::report(
+                &summary.phases,
+                &summary.workers,
+                &summary.dedup_phases,
+                &summary.table,
+                config.func_table.name(),
+            )
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

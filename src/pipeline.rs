@@ -31,26 +31,31 @@ use crate::dwarf::functions::Arch;
 use crate::dwarf::units::{unit_headers, DebugSections};
 use crate::encode::chunk::{Chunk, EncodeContext};
 use crate::encode::concat::append_chunk;
-use crate::encode::func_state::FuncInstance;
 use crate::encode::variables::{PendingSecinfo, VarEncoder};
 use crate::error::{Error, Result};
+use crate::functable::fold::FuncSummary;
 use crate::functable::merge::{FinalPass, FuncStats};
-use crate::functable::{self, Design, FuncTable};
+use crate::functable::{self, Design, FuncTable, Owner};
 use crate::input::elf::{Elf, Mapped};
 use crate::input::functions::ElfFunctions;
 use crate::input::kfuncs::collect_kfuncs;
 use crate::output::{elf::write_sections, write_atomic};
 use crate::progress::Progress;
+use crate::stats::{PhaseEnd, RunClock, TableStats, WorkerTimes};
 
 /// CUs per batch: small enough to balance 2–64 workers over the kernel's ~2,200 CUs, large
 /// enough that the per-chunk overhead stays negligible.
 const BATCH_CUS: usize = 16;
 
-/// What a run did, for the closing line and for tests.
+/// What a run did, for the closing line, `--stats` and tests.
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
-    /// Seconds, resident MiB and peak resident MiB so far at the end of each phase, in order.
-    pub phases: Vec<(&'static str, f64, u64, u64)>,
+    /// The end of each phase, in order: wall and CPU time since the start, memory.
+    pub phases: Vec<PhaseEnd>,
+    /// The workers' CPU time by activity.
+    pub workers: WorkerTimes,
+    /// The function table's counters.
+    pub table: TableStats,
     /// How long each phase of the dedup took, in seconds, in order.
     pub dedup_phases: Vec<(&'static str, f64)>,
     pub cus: usize,
@@ -65,43 +70,24 @@ pub struct Summary {
     pub seconds: f64,
 }
 
-impl Summary {
-    fn phase(&mut self, name: &'static str, start: Instant) {
-        let secs = start.elapsed().as_secs_f64();
-        self.phases
-            .push((name, secs, status_mib("VmRSS:"), status_mib("VmHWM:")));
-    }
-}
-
-/// A `/proc/self/status` size in MiB: `VmRSS:` (resident now) or `VmHWM:` (peak so far);
-/// 0 where /proc is not available.
-fn status_mib(key: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix(key))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(0, |kib| kib / 1024)
-}
-
 /// Encodes `config.input` and writes the BTF to `config.output`.
 pub fn run(config: &Config) -> Result<Summary> {
-    let start = Instant::now();
+    let start = RunClock::start();
     bound_malloc_arenas(config.jobs);
     let base = config.base.as_deref().map(read::read_base).transpose()?;
     let mapped = Mapped::open(&config.input)?;
     let elf = Elf::parse(&mapped)?;
     let mut summary = Summary::default();
+    summary.phases.push(start.end("read"));
     let progress = Progress::new();
-    let Some(mut btf) = encode(&elf, &mapped, config, base, &progress, &mut summary)? else {
-        summary.seconds = start.elapsed().as_secs_f64();
+    let Some(mut btf) = encode(&elf, &mapped, config, base, &progress, &start, &mut summary)?
+    else {
+        summary.seconds = start.elapsed();
         return Ok(summary);
     };
     // The DWARF is done with: drop its pages from the resident set before dedup's peak.
     mapped.release(0..mapped.bytes().len());
-    summary.phase("encode", start);
+    summary.phases.push(start.end("datasecs"));
     summary.types_before_dedup = btf.type_cnt() - btf.start_id();
     if !config.no_dedup {
         progress.phase("deduplicating");
@@ -113,15 +99,15 @@ pub fn run(config: &Config) -> Result<Summary> {
             .into_iter()
             .map(|(phase, took)| (phase, took.as_secs_f64()))
             .collect();
-        summary.phase("dedup", start);
+        summary.phases.push(start.end("dedup"));
     }
     summary.types = btf.type_cnt() - btf.start_id();
     drop(elf);
     drop(mapped);
     progress.phase("writing");
     summary.bytes = write_output(btf, config)?;
-    summary.phase("write", start);
-    summary.seconds = start.elapsed().as_secs_f64();
+    summary.phases.push(start.end("write"));
+    summary.seconds = start.elapsed();
     Ok(summary)
 }
 
@@ -175,6 +161,7 @@ pub fn encode(
     config: &Config,
     base: Option<Arc<Btf>>,
     progress: &Progress,
+    clock: &RunClock,
     summary: &mut Summary,
 ) -> Result<Option<Btf>> {
     let path = elf.path();
@@ -212,7 +199,7 @@ pub fn encode(
         release: &release,
     };
     ctx.index_cu = ctx.find_index_cu()?;
-    let t0 = Instant::now();
+    summary.phases.push(clock.end("elf"));
     let mut dst = match base {
         Some(base) => Btf::new_split(base),
         None => Btf::new(),
@@ -220,12 +207,12 @@ pub fn encode(
     dst.endian = elf.endian;
     let run = match config.func_table {
         Design::Shared => {
-            encode_with::<functable::shared::SharedTable<FuncInstance>>(&ctx, config, dst, progress)
+            encode_with::<functable::shared::SharedTable<FuncSummary>>(&ctx, config, dst, progress)
         }
-        Design::Dashmap => encode_with::<functable::dashmap::DashmapTable<FuncInstance>>(
+        Design::Dashmap => encode_with::<functable::dashmap::DashmapTable<FuncSummary>>(
             &ctx, config, dst, progress,
         ),
-        Design::SaveMerge => encode_with::<functable::save_merge::SaveMergeTable<FuncInstance>>(
+        Design::SaveMerge => encode_with::<functable::save_merge::SaveMergeTable<FuncSummary>>(
             &ctx, config, dst, progress,
         ),
     }?;
@@ -237,10 +224,14 @@ pub fn encode(
         cus,
         cus_skipped,
         chunk_messages,
+        workers,
+        table,
     } = run;
     summary.cus = cus;
     summary.cus_skipped = cus_skipped;
-    summary.phase("cus", t0);
+    summary.workers = workers;
+    summary.table = table;
+    summary.phases.push(clock.end("cus"));
     messages.extend(chunk_messages);
     let stdout = std::io::stdout();
     let stats: FuncStats = FinalPass {
@@ -252,7 +243,7 @@ pub fn encode(
     .run(&funcs, groups)?;
     summary.funcs = stats.emitted;
     summary.funcs_skipped = stats.skipped;
-    summary.phase("functions", t0);
+    summary.phases.push(clock.end("functions"));
     vars.add_datasecs(&mut btf, &mut secinfos)?;
     if !messages.is_empty() {
         let mut out = std::io::stdout().lock();
@@ -272,15 +263,17 @@ struct Merged {
     btf: Btf,
     chunk_offsets: Vec<u32>,
     secinfos: Vec<PendingSecinfo>,
-    groups: Vec<Vec<FuncInstance>>,
+    groups: Vec<Vec<FuncSummary>>,
     cus: usize,
     cus_skipped: usize,
     chunk_messages: Vec<String>,
+    workers: WorkerTimes,
+    table: TableStats,
 }
 
 /// Runs the workers with table design `T` and appends their chunks in order to `dst` (empty,
 /// or split on a base).
-fn encode_with<'a, T: FuncTable<FuncInstance>>(
+fn encode_with<'a, T: FuncTable<FuncSummary>>(
     ctx: &EncodeContext<'a, '_>,
     config: &Config,
     dst: Btf,
@@ -299,7 +292,7 @@ fn encode_with<'a, T: FuncTable<FuncInstance>>(
     // 2×CPUs+2 batches ahead of the merge wait (RSS stays flat from -j2 to -j64).
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let window = Window::new(2 * jobs.min(cpus) + 2);
-    let (tx, rx) = mpsc::channel::<(usize, Result<Chunk>)>();
+    let (tx, rx) = mpsc::channel::<(usize, Owner, Result<Chunk>)>();
     let mut merged = Merged {
         btf: dst,
         chunk_offsets: vec![0; batches.len()],
@@ -308,7 +301,11 @@ fn encode_with<'a, T: FuncTable<FuncInstance>>(
         cus: 0,
         cus_skipped: 0,
         chunk_messages: Vec::new(),
+        workers: WorkerTimes::default(),
+        table: TableStats::default(),
     };
+    // Which owner encoded each batch: a fold's owner is that of its instances' chunk.
+    let mut batch_owner = vec![0; batches.len()];
     let outcome = std::thread::scope(|s| -> Result<()> {
         for owner in 0..jobs {
             let tx = tx.clone();
@@ -323,7 +320,7 @@ fn encode_with<'a, T: FuncTable<FuncInstance>>(
                     }
                     window.wait_for(b);
                     let chunk = ctx.encode_batch(batches[b].clone(), b as u32, &mut saver);
-                    if tx.send((b, chunk)).is_err() {
+                    if tx.send((b, owner as Owner, chunk)).is_err() {
                         break;
                     }
                 }
@@ -333,7 +330,8 @@ fn encode_with<'a, T: FuncTable<FuncInstance>>(
         let mut pending = BTreeMap::new();
         let mut index_type = None;
         let mut expected = 0usize;
-        for (b, chunk) in rx {
+        for (b, owner, chunk) in rx {
+            batch_owner[b] = owner;
             pending.insert(b, chunk);
             while let Some(chunk) = pending.remove(&expected) {
                 let chunk = match chunk {
@@ -359,6 +357,7 @@ fn encode_with<'a, T: FuncTable<FuncInstance>>(
                     }));
                 merged.cus += chunk.cus;
                 merged.cus_skipped += chunk.cus_skipped;
+                merged.workers += chunk.times;
                 merged.chunk_messages.extend(chunk.messages);
                 expected += 1;
                 window.advance(expected);
@@ -373,8 +372,38 @@ fn encode_with<'a, T: FuncTable<FuncInstance>>(
         Ok(())
     });
     outcome?;
+    let contention = table.contention();
+    let finish = Instant::now();
     merged.groups = table.finish();
+    merged.table = table_stats(&merged.groups, &batch_owner, jobs, contention);
+    merged.table.finish = finish.elapsed().as_secs_f64();
     Ok(merged)
+}
+
+/// The function table's counters, read from the per-owner folds `finish` returned.
+fn table_stats(
+    groups: &[Vec<FuncSummary>],
+    batch_owner: &[Owner],
+    owners: usize,
+    contention: u64,
+) -> TableStats {
+    let mut stats = TableStats {
+        nodes_per_owner: vec![0; owners],
+        contention,
+        ..TableStats::default()
+    };
+    for folds in groups {
+        if stats.lengths.len() <= folds.len() {
+            stats.lengths.resize(folds.len() + 1, 0);
+        }
+        stats.lengths[folds.len()] += 1;
+        for fold in folds {
+            stats.nodes_per_owner[batch_owner[fold.first().chunk as usize] as usize] += 1;
+            stats.saves += u64::from(fold.count());
+            stats.held += fold.held() as u64;
+        }
+    }
+    stats
 }
 
 /// Lets workers run at most `size` batches ahead of the merge (bounds memory).

@@ -11,17 +11,23 @@ use std::sync::OnceLock;
 
 use common::*;
 
-/// The kernel encoded once per test binary (the kernel's pahole flags, -j2, -V), and the
-/// function skip lines it printed.
-fn kernel_run() -> Option<&'static (PathBuf, Vec<String>)> {
-    static OUT: OnceLock<Option<(PathBuf, Vec<String>)>> = OnceLock::new();
+/// The kernel encoded once per test binary (the kernel's pahole flags, -j2, -V, --stats), the
+/// function skip lines it printed, and its function table counters.
+fn kernel_run() -> Option<&'static (PathBuf, Vec<String>, TableCounters)> {
+    static OUT: OnceLock<Option<(PathBuf, Vec<String>, TableCounters)>> = OnceLock::new();
     OUT.get_or_init(|| {
         let vmlinux = vmlinux()?;
         let out = scratch("kernel").join("vmlinux.btf");
         let o = encode(
             &vmlinux,
             &out,
-            &[KERNEL_FEATURES, "--lang_exclude=rust", "-j2", "-V"],
+            &[
+                KERNEL_FEATURES,
+                "--lang_exclude=rust",
+                "-j2",
+                "-V",
+                "--stats",
+            ],
         );
         assert!(
             o.status.success(),
@@ -34,13 +40,116 @@ fn kernel_run() -> Option<&'static (PathBuf, Vec<String>)> {
             .map(str::to_string)
             .collect();
         skips.sort();
-        Some((out, skips))
+        Some((out, skips, TableCounters::parse(&o)))
     })
     .as_ref()
 }
 
 fn kernel_btf() -> Option<&'static PathBuf> {
-    kernel_run().map(|(p, _)| p)
+    kernel_run().map(|(p, _, _)| p)
+}
+
+/// The function table line and the owners-per-function line of `--stats`.
+#[derive(Debug, PartialEq)]
+struct TableCounters {
+    saved: u64,
+    folds: u64,
+    per_owner: Vec<u64>,
+    held: u64,
+    /// (owners, functions)
+    lengths: Vec<(u64, u64)>,
+}
+
+impl TableCounters {
+    fn parse(o: &std::process::Output) -> Self {
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let line = |prefix: &str| -> String {
+            stderr
+                .lines()
+                .find(|l| l.starts_with(prefix))
+                .unwrap_or_else(|| panic!("no '{prefix}' line in {stderr}"))
+                .to_string()
+        };
+        let table = line("function table (");
+        let number_before = |what: &str| -> u64 {
+            let end = table
+                .find(what)
+                .unwrap_or_else(|| panic!("{what}: {table}"));
+            let start = table[..end].rfind([' ', ',', ':']).map_or(0, |i| i + 1);
+            table[start..end].trim().parse().expect(what)
+        };
+        let per_owner = table
+            .split("(per owner: ")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .expect("per owner")
+            .split(' ')
+            .map(|n| n.parse().expect("per-owner count"))
+            .collect();
+        let lengths = line("owners per function: ")
+            .trim_start_matches("owners per function: ")
+            .split(", ")
+            .map(|pair| {
+                let (len, n) = pair.split_once(": ").expect("owners: functions");
+                (len.parse().unwrap(), n.parse().unwrap())
+            })
+            .collect();
+        TableCounters {
+            saved: number_before(" instances saved"),
+            folds: number_before(" per-owner folds"),
+            per_owner,
+            held: number_before(" instances held"),
+            lengths,
+        }
+    }
+
+    /// Checks what must hold whatever the design and -j: `owners` per-owner counts adding up
+    /// to the folds, as many folds as the owners-per-function histogram says, and no more
+    /// instances held than saved.
+    fn check(&self, owners: usize) {
+        assert_eq!(self.per_owner.len(), owners, "{self:?}");
+        assert_eq!(self.per_owner.iter().sum::<u64>(), self.folds, "{self:?}");
+        let folds: u64 = self.lengths.iter().map(|(len, n)| len * n).sum();
+        assert_eq!(folds, self.folds, "{self:?}");
+        assert!(
+            self.held <= self.saved && self.held >= self.functions(),
+            "{self:?}"
+        );
+    }
+
+    /// Functions with at least one instance.
+    fn functions(&self) -> u64 {
+        self.lengths.iter().map(|(_, n)| n).sum()
+    }
+}
+
+/// `--stats` counts every function pahole HEAD decides about: the functions with instances
+/// are the FUNCs it emitted plus the functions it logged as skipped.
+#[test]
+fn kernel_stats_count_every_function_pahole_decides() {
+    let Some((_, _, counters)) = kernel_run() else {
+        return;
+    };
+    counters.check(2);
+    let listing = run_ok(
+        Command::new(tool("bpftool"))
+            .args(["btf", "dump", "file"])
+            .arg(oracle_btf()),
+    );
+    let funcs = String::from_utf8_lossy(&listing.stdout)
+        .lines()
+        .filter(|l| l.contains("] FUNC '"))
+        .count() as u64;
+    // A skipped function is logged once for its reason, and maybe once more for a prototype
+    // mismatch: count names.
+    let log = std::fs::read_to_string(oracle_skipped()).unwrap();
+    let skipped: std::collections::HashSet<&str> = log
+        .lines()
+        .filter_map(|l| l.split_once(" : skipping BTF encoding of function due to "))
+        .map(|(name, _)| name)
+        .collect();
+    let skipped = skipped.len() as u64;
+    assert_eq!(counters.functions(), funcs + skipped, "{counters:?}");
 }
 
 /// The type and string sections of a raw BTF file (the header length differs by design:
@@ -66,7 +175,7 @@ fn kernel_btf_is_byte_identical_to_pahole_head() {
 /// The `-V` function skip log equals pahole HEAD's (reasons and mismatch details).
 #[test]
 fn kernel_function_skips_match_pahole_head() {
-    let Some((_, skips)) = kernel_run() else {
+    let Some((_, skips, _)) = kernel_run() else {
         return;
     };
     let mut expected: Vec<String> = std::fs::read_to_string(oracle_skipped())
@@ -93,10 +202,11 @@ fn kernel_function_skips_match_pahole_head() {
     assert_eq!(skips.len(), expected.len());
 }
 
-/// -j1/-j2/-j8/-j64 and the three table designs all give the same bytes on the kernel.
+/// -j1/-j2/-j8/-j64 and the three table designs all give the same bytes on the kernel, and
+/// their `--stats` count the same instances saved.
 #[test]
 fn kernel_output_identical_across_jobs_and_designs() {
-    let Some(reference) = kernel_btf() else {
+    let Some((reference, _, counters)) = kernel_run() else {
         return;
     };
     let vmlinux = vmlinux().unwrap();
@@ -119,9 +229,13 @@ fn kernel_output_identical_across_jobs_and_designs() {
                 jobs,
                 "--func-table",
                 design,
+                "--stats",
             ],
         );
         assert!(o.status.success(), "{}", text(&o));
+        let these = TableCounters::parse(&o);
+        these.check(jobs[2..].parse().unwrap());
+        assert_eq!(these.saved, counters.saved, "{jobs} {design}");
         assert!(
             std::fs::read(&out).unwrap() == expected,
             "{jobs} {design} differs"

@@ -34,7 +34,10 @@ pub fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
 }
 
 /// Starts one thread per owner of `plan`, each saving its entries through its own saver.
-pub fn spawn_savers(table: &Arc<SharedTable<Inst>>, plan: Plan) -> Vec<thread::JoinHandle<()>> {
+pub fn spawn_savers(
+    table: &Arc<SharedTable<Vec<Inst>>>,
+    plan: Plan,
+) -> Vec<thread::JoinHandle<()>> {
     (0..)
         .zip(plan)
         .map(|(owner, &entries)| {
@@ -50,10 +53,10 @@ pub fn spawn_savers(table: &Arc<SharedTable<Inst>>, plan: Plan) -> Vec<thread::J
 }
 
 /// Joins the savers, then checks the table against `plan`: every entry's list holds each
-/// owner that saved into it exactly once, and `finish` returns every saved instance, owners
-/// ascending, each owner's in save order.
+/// owner that saved into it exactly once, and `finish` returns one fold per such owner, owners
+/// ascending, each holding that owner's instances in save order.
 pub fn join_and_check(
-    table: Arc<SharedTable<Inst>>,
+    table: Arc<SharedTable<Vec<Inst>>>,
     savers: Vec<thread::JoinHandle<()>>,
     entries: u32,
     plan: Plan,
@@ -75,5 +78,17 @@ pub fn join_and_check(
         assert_eq!(owners, want, "entry {entry}: a node is lost or duplicated");
     }
     let table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("a saver outlived its join"));
-    assert_eq!(table.finish(), expected, "an instance is lost or misplaced");
+    let folds = table.finish();
+    for (entry, folds) in folds.iter().enumerate() {
+        let owners: Vec<Owner> = folds.iter().map(|fold| fold[0].0).collect();
+        assert!(
+            owners.windows(2).all(|w| w[0] < w[1]),
+            "entry {entry}: owners {owners:?}"
+        );
+        assert!(folds
+            .iter()
+            .all(|fold| fold.iter().all(|i| i.0 == fold[0].0)));
+    }
+    let got: Vec<Vec<Inst>> = folds.into_iter().map(|folds| folds.concat()).collect();
+    assert_eq!(got, expected, "an instance is lost or misplaced");
 }

@@ -17,7 +17,7 @@ fn loom_catches_the_lost_node() {
     panic::set_hook(Box::new(|_| {}));
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
         explore("broken push, same entry, 2 owners", || {
-            let table = Arc::new(SharedTable::<Inst>::new(1, 2));
+            let table = Arc::new(SharedTable::<Vec<Inst>>::new(1, 2));
             let savers = spawn_savers(&table, PLAN);
             join_and_check(table, savers, 1, PLAN);
         })

@@ -10,7 +10,7 @@ use loom_tests::{explore, join_and_check, spawn_savers, Inst, Plan};
 /// `plan` saved by one thread per owner into a table of `entries`, checked after join.
 fn model(name: &str, entries: u32, plan: Plan) {
     explore(name, move || {
-        let table = Arc::new(SharedTable::<Inst>::new(entries as usize, plan.len()));
+        let table = Arc::new(SharedTable::<Vec<Inst>>::new(entries as usize, plan.len()));
         let savers = spawn_savers(&table, plan);
         join_and_check(table, savers, entries, plan);
     });
@@ -60,7 +60,7 @@ fn reader_walks_while_owners_push() {
     const PLAN: Plan = &[&[0], &[0]];
     static READER_SAW_A_NODE: AtomicUsize = AtomicUsize::new(0);
     explore("reader walks while 2 owners push", || {
-        let table = Arc::new(SharedTable::<Inst>::new(1, 2));
+        let table = Arc::new(SharedTable::<Vec<Inst>>::new(1, 2));
         let savers = spawn_savers(&table, PLAN);
         let reader = thread::spawn({
             let table = Arc::clone(&table);
@@ -94,7 +94,7 @@ fn reader_walks_while_owners_push() {
 fn drop_without_finish() {
     const PLAN: Plan = &[&[0, 1], &[0]];
     explore("drop without finish", || {
-        let table = Arc::new(SharedTable::<Inst>::new(2, 2));
+        let table = Arc::new(SharedTable::<Vec<Inst>>::new(2, 2));
         for saver in spawn_savers(&table, PLAN) {
             saver.join().unwrap();
         }

@@ -11,7 +11,7 @@ use std::path::Path;
 use gimli::UnitHeader;
 
 use super::encoder::{encode_cu_types, IndexRole};
-use super::func_state::{save_instance, FuncInstance};
+use super::func_state::save_instance;
 use super::variables::{PendingSecinfo, VarEncoder};
 use crate::btf::{Btf, Endian};
 use crate::config::Features;
@@ -20,8 +20,10 @@ use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError};
 use crate::dwarf::units::{Cu, R};
 use crate::dwarf::variables::decode_cu_variables;
 use crate::error::{Error, Result};
+use crate::functable::fold::FuncSummary;
 use crate::functable::FuncSaver;
 use crate::input::functions::ElfFunctions;
+use crate::stats::{timed, WorkerTimes};
 
 /// Everything the workers share, read-only.
 pub struct EncodeContext<'a, 'd> {
@@ -53,6 +55,8 @@ pub struct Chunk {
     pub messages: Vec<String>,
     pub cus: usize,
     pub cus_skipped: usize,
+    /// The worker's CPU time on this chunk, by activity.
+    pub times: WorkerTimes,
 }
 
 impl<'a> EncodeContext<'a, '_> {
@@ -103,7 +107,7 @@ impl<'a> EncodeContext<'a, '_> {
         &self,
         range: Range<usize>,
         chunk_index: u32,
-        saver: &mut impl FuncSaver<FuncInstance>,
+        saver: &mut impl FuncSaver<FuncSummary>,
     ) -> Result<Chunk> {
         let mut btf = Btf::new();
         btf.endian = self.endian;
@@ -114,6 +118,7 @@ impl<'a> EncodeContext<'a, '_> {
             messages: Vec::new(),
             cus: 0,
             cus_skipped: 0,
+            times: WorkerTimes::default(),
         };
         for i in range {
             let cu = self.cu(i)?;
@@ -134,51 +139,63 @@ impl<'a> EncodeContext<'a, '_> {
         cu: &Cu<'a>,
         cu_index: usize,
         chunk_index: u32,
-        saver: &mut impl FuncSaver<FuncInstance>,
+        saver: &mut impl FuncSaver<FuncSummary>,
     ) -> Result<()> {
-        let types = self.types(cu)?;
+        let mut times = WorkerTimes::default();
+        let types = timed(&mut times.decode, || self.types(cu))?;
         let role = match self.index_cu {
             Some(k) if cu_index == k => IndexRole::Establish,
             Some(k) if cu_index > k => IndexRole::After,
             _ => IndexRole::Before,
         };
         let type_id_off = chunk.btf.type_cnt() - 1;
-        if let Some(local) = encode_cu_types(
-            &mut chunk.btf,
-            &types,
-            self.features,
-            cu.offset as u64,
-            role,
-        )? {
+        let index = timed(&mut times.encode, || {
+            encode_cu_types(
+                &mut chunk.btf,
+                &types,
+                self.features,
+                cu.offset as u64,
+                role,
+            )
+        })?;
+        if let Some(local) = index {
             chunk.index_local = Some(local);
         }
         if !self.funcs.is_empty() {
-            let functions = decode_cu_functions(self.dwarf, cu, &types, self.arch, self.features)
-                .map_err(|e| self.dwarf_error(cu, e))?;
-            for f in &functions {
-                if f.declaration || !f.has_arg_names || f.name.is_empty() {
-                    continue;
-                }
-                let Some(entry) = self.funcs.find(f.name) else {
-                    continue;
-                };
-                let elf_fn = self.funcs.get(entry).expect("find returns valid indices");
-                let inst = save_instance(
-                    &mut chunk.btf,
-                    chunk_index,
-                    cu_index as u32,
-                    type_id_off,
-                    f,
-                    elf_fn,
-                );
-                saver.save(entry, inst);
-            }
-        }
-        let vars = decode_cu_variables(self.dwarf, cu, &types, self.features)
+            let functions = timed(&mut times.decode, || {
+                decode_cu_functions(self.dwarf, cu, &types, self.arch, self.features)
+            })
             .map_err(|e| self.dwarf_error(cu, e))?;
-        let msgs = self
-            .vars
-            .encode_cu(&mut chunk.btf, &vars, type_id_off, &mut chunk.secinfos)?;
+            timed(&mut times.save, || {
+                for f in &functions {
+                    if f.declaration || !f.has_arg_names || f.name.is_empty() {
+                        continue;
+                    }
+                    let Some(entry) = self.funcs.find(f.name) else {
+                        continue;
+                    };
+                    let elf_fn = self.funcs.get(entry).expect("find returns valid indices");
+                    let inst = save_instance(
+                        &mut chunk.btf,
+                        chunk_index,
+                        cu_index as u32,
+                        type_id_off,
+                        f,
+                        elf_fn,
+                    );
+                    saver.save(entry, inst);
+                }
+            });
+        }
+        let vars = timed(&mut times.decode, || {
+            decode_cu_variables(self.dwarf, cu, &types, self.features)
+        })
+        .map_err(|e| self.dwarf_error(cu, e))?;
+        let msgs = timed(&mut times.encode, || {
+            self.vars
+                .encode_cu(&mut chunk.btf, &vars, type_id_off, &mut chunk.secinfos)
+        })?;
+        chunk.times += times;
         chunk.messages.extend(
             msgs.into_iter()
                 .filter(|m| self.verbose || !m.verbose_only)

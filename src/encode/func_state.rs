@@ -9,6 +9,7 @@
 
 use crate::btf::Btf;
 use crate::dwarf::functions::FunctionInfo;
+use crate::functable::signature::Signature;
 use crate::input::functions::ElfFunction;
 
 /// Flag bits of a [`FuncInstance`].
@@ -19,6 +20,8 @@ pub mod flags {
     pub const REORDERED_PARM: u8 = 1 << 3;
     pub const SIGNATURE_CHANGED: u8 = 1 << 4;
     pub const OPTIMIZED_SYMBOL: u8 = 1 << 5;
+    /// The instance's address is that of one of the function's ELF symbols.
+    pub const AT_SYMBOL: u8 = 1 << 6;
 }
 
 /// One saved DWARF instance of an ELF function.
@@ -36,6 +39,8 @@ pub struct FuncInstance {
     pub params: Box<[(Box<[u8]>, u32)]>,
     /// `btf_decl_tag` values of the function (component -1) and its parameters (index).
     pub annots: Box<[(Box<[u8]>, i32)]>,
+    /// The prototype in a form comparable across chunks.
+    pub signature: Signature,
     /// [`flags`] bits.
     pub flags: u8,
 }
@@ -43,6 +48,15 @@ pub struct FuncInstance {
 impl FuncInstance {
     pub fn has(&self, flag: u8) -> bool {
         self.flags & flag != 0
+    }
+
+    /// Whether the instance is skipped for optimized parameters: its ABI changed (clang's
+    /// nocall, or an optimized clone symbol) and some parameter was optimized out; never with
+    /// `true_signature`.
+    pub fn optimized_skip(&self, true_signature: bool) -> bool {
+        !true_signature
+            && self.has(flags::OPTIMIZED_PARMS)
+            && (self.has(flags::SIGNATURE_CHANGED) || self.has(flags::OPTIMIZED_SYMBOL))
     }
 }
 
@@ -87,7 +101,10 @@ pub fn save_instance(
     {
         f |= flags::OPTIMIZED_SYMBOL;
     }
-    let params = func
+    if elf_fn.syms.iter().any(|s| s.addr == func.addr) {
+        f |= flags::AT_SYMBOL;
+    }
+    let params: Box<[(Box<[u8]>, u32)]> = func
         .params
         .iter()
         .map(|p| {
@@ -105,13 +122,16 @@ pub fn save_instance(
             (Box::from(a.value), a.component)
         })
         .collect();
+    let ret = xlate(func.ret);
+    let signature = Signature::new(chunk_btf, chunk, ret, params.iter().map(|p| p.1));
     FuncInstance {
         order: (cu_index, func.die),
         chunk,
         addr: func.addr,
-        ret: xlate(func.ret),
+        ret,
         params,
         annots,
+        signature,
         flags: f,
     }
 }

@@ -1,27 +1,41 @@
 //! The sharded-lock function table ([`DashmapTable`]): entry → per-owner states in a
 //! `dashmap::DashMap`, each save done under the write lock of the entry's shard.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use dashmap::DashMap;
 use rustc_hash::FxBuildHasher;
 
-use super::shared::{check_entry, empty_entries, OwnerClaims, State};
-use super::{FuncSaver, FuncTable, Owner};
+use super::shared::{check_entry, empty_entries, OwnerClaims};
+use super::{Fold, FuncSaver, FuncTable, Owner};
 
-/// Entry → `(owner, that owner's state)` slots, behind `dashmap`'s sharded locks.
+/// Entry → `(owner, that owner's fold)` slots, behind `dashmap`'s sharded locks.
 pub struct DashmapTable<T> {
     entries: usize,
     map: DashMap<u32, Exclusive<OwnerStates<T>>, FxBuildHasher>,
     claims: OwnerClaims,
+    /// Saves that found their shard locked, added by each saver when it is dropped.
+    lock_waits: AtomicU64,
 }
 
 /// The per-owner handle of a [`DashmapTable`].
 pub struct DashmapSaver<'t, T> {
     table: &'t DashmapTable<T>,
     owner: Owner,
+    /// This saver's saves that found their shard locked.
+    lock_waits: u64,
 }
 
-/// One entry's per-owner states: `(owner, its state)`, distinct owners, in first-save order.
-type OwnerStates<T> = Vec<(Owner, State<T>)>;
+impl<T> Drop for DashmapSaver<'_, T> {
+    fn drop(&mut self) {
+        self.table
+            .lock_waits
+            .fetch_add(self.lock_waits, Ordering::Relaxed);
+    }
+}
+
+/// One entry's per-owner folds: `(owner, its fold)`, distinct owners, in first-save order.
+type OwnerStates<T> = Vec<(Owner, T)>;
 
 /// A value reachable only through `&mut` (like the unstable `std::sync::Exclusive`), so that the
 /// map is `Sync` for `T: Send` alone: `DashMap` would otherwise want `T: Sync`, for the shared
@@ -32,7 +46,7 @@ struct Exclusive<V>(V);
 // the field is private), so sharing such references between threads cannot race on `V`.
 unsafe impl<V> Sync for Exclusive<V> {}
 
-impl<T: Send> FuncTable<T> for DashmapTable<T> {
+impl<T: Fold> FuncTable<T> for DashmapTable<T> {
     type Saver<'t>
         = DashmapSaver<'t, T>
     where
@@ -43,44 +57,55 @@ impl<T: Send> FuncTable<T> for DashmapTable<T> {
             entries,
             map: DashMap::with_capacity_and_hasher(entries, FxBuildHasher),
             claims: OwnerClaims::new(owners),
+            lock_waits: AtomicU64::new(0),
         }
     }
 
     fn saver(&self, owner: Owner) -> DashmapSaver<'_, T> {
         self.claims.claim(owner);
-        DashmapSaver { table: self, owner }
+        DashmapSaver {
+            table: self,
+            owner,
+            lock_waits: 0,
+        }
+    }
+
+    fn contention(&self) -> u64 {
+        self.lock_waits.load(Ordering::Relaxed)
     }
 
     fn finish(self) -> Vec<Vec<T>> {
         let mut out = empty_entries(self.entries);
         for (entry, Exclusive(states)) in self.map {
-            out[entry as usize] = concat_by_owner(states);
+            out[entry as usize] = by_owner(states);
         }
         out
     }
 }
 
-impl<T: Send> FuncSaver<T> for DashmapSaver<'_, T> {
-    fn save(&mut self, entry: u32, instance: T) {
+impl<T: Fold> FuncSaver<T> for DashmapSaver<'_, T> {
+    fn save(&mut self, entry: u32, instance: T::Instance) {
         check_entry(entry, self.table.entries);
-        let mut slots = self.table.map.entry(entry).or_insert(Exclusive(Vec::new()));
+        let slot = match self.table.map.try_entry(entry) {
+            Some(slot) => slot,
+            None => {
+                self.lock_waits += 1;
+                self.table.map.entry(entry)
+            }
+        };
+        let mut slots = slot.or_insert(Exclusive(Vec::new()));
         let Exclusive(states) = &mut *slots;
         match states.iter_mut().find(|(owner, _)| *owner == self.owner) {
-            Some((_, state)) => state.push(instance),
-            None => states.push((self.owner, State::new(instance))),
+            Some((_, fold)) => fold.add(instance),
+            None => states.push((self.owner, T::new(instance))),
         }
     }
 }
 
-/// One entry's instances from its per-owner states: owners ascending, each owner's instances
-/// in save order.
-fn concat_by_owner<T>(mut states: OwnerStates<T>) -> Vec<T> {
+/// One entry's per-owner folds, owners ascending.
+fn by_owner<T>(mut states: OwnerStates<T>) -> Vec<T> {
     states.sort_unstable_by_key(|&(owner, _)| owner);
-    let mut out = Vec::with_capacity(states.iter().map(|(_, state)| state.len()).sum());
-    for (_, state) in states {
-        state.append_to(&mut out);
-    }
-    out
+    states.into_iter().map(|(_, fold)| fold).collect()
 }
 
 #[cfg(test)]
@@ -90,33 +115,30 @@ mod tests {
 
     #[test]
     fn contract() {
-        contract::check::<DashmapTable<Inst>>();
+        contract::check::<DashmapTable<Vec<Inst>>>();
     }
 
     #[test]
-    fn concat_by_owner_orders_owners() {
-        let mut three = State::new(30);
-        three.push(31);
-        three.push(32);
-        let states = vec![(3, three), (0, State::new(0)), (1, State::new(10))];
-        assert_eq!(concat_by_owner(states), [0, 10, 30, 31, 32]);
-        assert_eq!(concat_by_owner::<u8>(Vec::new()), []);
+    fn by_owner_orders_owners() {
+        let states = vec![(3, vec![30, 31, 32]), (0, vec![0]), (1, vec![10])];
+        assert_eq!(by_owner(states), [vec![0], vec![10], vec![30, 31, 32]]);
+        assert_eq!(by_owner::<u8>(Vec::new()), Vec::<u8>::new());
     }
 
     #[test]
     fn drop_without_finish() {
-        contract::drop_without_finish::<DashmapTable<std::sync::Arc<()>>>();
+        contract::drop_without_finish::<DashmapTable<Vec<std::sync::Arc<()>>>>();
     }
 
     #[test]
     #[should_panic(expected = "already has a saver")]
     fn second_saver_panics() {
-        contract::second_saver_panics::<DashmapTable<Inst>>();
+        contract::second_saver_panics::<DashmapTable<Vec<Inst>>>();
     }
 
     #[test]
     #[should_panic(expected = "entry 3 out of range")]
     fn entry_out_of_range_panics() {
-        contract::entry_out_of_range_panics::<DashmapTable<Inst>>();
+        contract::entry_out_of_range_panics::<DashmapTable<Vec<Inst>>>();
     }
 }

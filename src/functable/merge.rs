@@ -2,14 +2,16 @@
 //! `btf_encoder__add_saved_funcs`, run once after the workers have joined and the chunks have
 //! been concatenated into one BTF.
 //!
-//! Per ELF function, in name order: OR the flags of every instance into the first (in DWARF
-//! order), compare each prototype with the first (`funcs__match`, `types__match`), pick the
-//! canonical instance by address ("prefer strong definitions"), apply the six skip reasons
-//! (the last one that applies is logged), and emit FUNC_PROTO + FUNC (static linkage) +
-//! DECL_TAGs, plus `bpf_kfunc`/`bpf_fastcall` tags for kfuncs.
+//! Per ELF function, in name order: merge the owners' summaries (`fold.rs`: the first instance
+//! in DWARF order with every instance's flags ORed in, the first prototype that does not match
+//! it (`funcs__match`), the canonical instance by address, "prefer strong definitions"), apply
+//! the six skip reasons (the last one that applies is logged), and emit FUNC_PROTO + FUNC
+//! (static linkage) + DECL_TAGs, plus `bpf_kfunc`/`bpf_fastcall` tags for kfuncs.
 
 use std::io::Write;
 
+use super::fold::FuncSummary;
+use super::signature::Mismatch;
 use crate::btf::{kinds, Btf, Kind};
 use crate::config::Features;
 use crate::encode::func_state::{flags, FuncInstance};
@@ -44,25 +46,24 @@ pub struct FuncStats {
 }
 
 impl<W: Write> FinalPass<'_, W> {
-    /// Runs the pass: `groups[i]` holds the instances of ELF function `i` (any order).
+    /// Runs the pass: `groups[i]` holds the per-owner summaries of ELF function `i`.
     pub fn run(
         &mut self,
         funcs: &ElfFunctions<'_>,
-        groups: Vec<Vec<FuncInstance>>,
+        groups: Vec<Vec<FuncSummary>>,
     ) -> Result<FuncStats> {
         let mut stats = FuncStats::default();
-        for (i, mut group) in groups.into_iter().enumerate() {
-            if group.is_empty() {
+        for (i, group) in groups.into_iter().enumerate() {
+            let Some(mut summary) = group.into_iter().reduce(FuncSummary::merge) else {
                 continue;
-            }
+            };
             let Some(elf) = funcs.get(i as u32) else {
                 continue;
             };
-            group.sort_by_key(|s| s.order);
-            for s in &mut group {
+            for s in summary.instances_mut() {
                 self.translate(s);
             }
-            if self.add_group(elf, &mut group)? {
+            if self.add_summary(elf, &summary)? {
                 stats.emitted += 1;
             } else {
                 stats.skipped += 1;
@@ -90,38 +91,33 @@ impl<W: Write> FinalPass<'_, W> {
         }
     }
 
-    /// Combines, decides and emits one function; true when it was emitted.
-    fn add_group(&mut self, elf: &ElfFunction<'_>, group: &mut [FuncInstance]) -> Result<bool> {
-        let mut inconsistent = false;
-        let combined = flags::UNEXPECTED_REG | flags::UNCERTAIN_PARM_LOC | flags::REORDERED_PARM;
-        for j in 1..group.len() {
-            let acc = (group[0].flags | group[j].flags) & combined;
-            let blocking = acc & (flags::UNEXPECTED_REG | flags::REORDERED_PARM) != 0;
-            if !blocking && !inconsistent && !self.funcs_match(elf, &group[0], &group[j]) {
-                inconsistent = true;
+    /// Decides and emits one function from the summary of all its instances; true when it
+    /// was emitted.
+    fn add_summary(&mut self, elf: &ElfFunction<'_>, summary: &FuncSummary) -> Result<bool> {
+        let first = summary.first();
+        let inconsistent = match summary.inconsistent() {
+            Some(other) => {
+                self.log_mismatch(elf, first, other);
+                true
             }
-            group[0].flags |= acc;
-        }
-        let first = &group[0];
-        let canonical = if group.len() > 1 {
-            select_canonical(elf, group, self.features)
-        } else {
-            0
+            None => false,
         };
+        let flags = summary.flags();
+        let canonical = summary.canonical(self.features.true_signature);
         let mut reason = None;
-        if first.has(flags::UNEXPECTED_REG) {
+        if flags & flags::UNEXPECTED_REG != 0 {
             reason = Some("unexpected register usage for parameter");
         }
         if self.features.consistent_func && inconsistent {
             reason = Some("inconsistet prototype");
         }
-        if first.has(flags::UNCERTAIN_PARM_LOC) {
+        if flags & flags::UNCERTAIN_PARM_LOC != 0 {
             reason = Some("uncertain parameter location");
         }
-        if first.has(flags::REORDERED_PARM) {
+        if flags & flags::REORDERED_PARM != 0 {
             reason = Some("reordered parameters");
         }
-        if skip_optimized_parms(&group[canonical], self.features) {
+        if canonical.optimized_skip(self.features.true_signature) {
             reason = Some("optimized parameters");
         }
         if elf.ambiguous_addr {
@@ -133,11 +129,11 @@ impl<W: Write> FinalPass<'_, W> {
         }
         let tag_kfunc = elf.kfunc && self.features.decl_tag_kfuncs;
         let fn_id = if tag_kfunc && self.features.attributes {
-            let mut state = group[canonical].clone();
+            let mut state = canonical.clone();
             self.add_arena_attrs(elf, &mut state)?;
             self.add_func(elf, &state)?
         } else {
-            self.add_func(elf, &group[canonical])?
+            self.add_func(elf, canonical)?
         };
         if tag_kfunc && self.features.decl_tag {
             self.btf.add_decl_tag(b"bpf_kfunc", fn_id, -1)?;
@@ -203,134 +199,30 @@ impl<W: Write> FinalPass<'_, W> {
         Ok(fn_id)
     }
 
-    /// pahole's `funcs__match`, logging the mismatch under `-V` as pahole does.
-    fn funcs_match(&mut self, elf: &ElfFunction<'_>, a: &FuncInstance, b: &FuncInstance) -> bool {
-        if a.params.len() != b.params.len() {
-            self.log(
+    /// Logs, under `-V`, the difference pahole's `funcs__match` reports between the first
+    /// instance `a` and the first that does not match it, `b`.
+    fn log_mismatch(&mut self, elf: &ElfFunction<'_>, a: &FuncInstance, b: &FuncInstance) {
+        match a.signature.mismatch(&b.signature) {
+            Some(Mismatch::ParamCount) => self.log(
                 elf,
                 format_args!(
                     "param count mismatch; {} params != {} params",
                     a.params.len(),
                     b.params.len()
                 ),
-            );
-            return false;
-        }
-        if !types_match(self.btf, a.ret, b.ret) {
-            self.log(elf, format_args!("return type mismatch"));
-            return false;
-        }
-        for (i, (pa, pb)) in a.params.iter().zip(b.params.iter()).enumerate() {
-            if !types_match(self.btf, pa.1, pb.1) {
+            ),
+            Some(Mismatch::Return) => self.log(elf, format_args!("return type mismatch")),
+            Some(Mismatch::Param(i)) => {
                 let (na, nb) = (
-                    String::from_utf8_lossy(&pa.0),
-                    String::from_utf8_lossy(&pb.0),
+                    String::from_utf8_lossy(&a.params[i].0),
+                    String::from_utf8_lossy(&b.params[i].0),
                 );
                 self.log(
                     elf,
                     format_args!("param type mismatch for param#{} {na} != {nb}", i + 1),
                 );
-                return false;
             }
-        }
-        true
-    }
-}
-
-/// `!true_signature && optimized_parms && (signature_changed || optimized_symbol)`.
-fn skip_optimized_parms(s: &FuncInstance, features: &Features) -> bool {
-    !features.true_signature
-        && s.has(flags::OPTIMIZED_PARMS)
-        && (s.has(flags::SIGNATURE_CHANGED) || s.has(flags::OPTIMIZED_SYMBOL))
-}
-
-/// `btf_encoder__select_canonical_state`: the first instance at one of the function's ELF
-/// addresses that is not skipped for optimized parameters, else the first at an ELF address,
-/// else the first.
-fn select_canonical(elf: &ElfFunction<'_>, group: &[FuncInstance], features: &Features) -> usize {
-    let mut first = None;
-    for (i, s) in group.iter().enumerate() {
-        for sym in &elf.syms {
-            if s.addr != sym.addr {
-                continue;
-            }
-            first.get_or_insert(i);
-            if !skip_optimized_parms(s, features) {
-                return i;
-            }
-        }
-    }
-    first.unwrap_or(0)
-}
-
-/// FWD counts as the STRUCT or UNION it declares.
-fn fwd_kind(t: &crate::btf::Type<'_>) -> Option<Kind> {
-    match t.kind()? {
-        Kind::Fwd if t.kflag() => Some(Kind::Union),
-        Kind::Fwd => Some(Kind::Struct),
-        k => Some(k),
-    }
-}
-
-/// pahole HEAD's `types__match` within one BTF (with the 2026 FUNC_PROTO parameter fix).
-pub fn types_match(btf: &Btf, mut id1: u32, mut id2: u32) -> bool {
-    loop {
-        if id1 == id2 {
-            return true;
-        }
-        if id1 == 0 || id2 == 0 {
-            return false;
-        }
-        let (Some(t1), Some(t2)) = (btf.type_by_id(id1), btf.type_by_id(id2)) else {
-            return false;
-        };
-        let (Some(k1), Some(k2)) = (fwd_kind(&t1), fwd_kind(&t2)) else {
-            return false;
-        };
-        if k1 != k2 {
-            // Loose matching: const and non-const parameters match.
-            if k1 == Kind::Const {
-                id1 = t1.size_or_type();
-                continue;
-            }
-            if k2 == Kind::Const {
-                id2 = t2.size_or_type();
-                continue;
-            }
-            return false;
-        }
-        let same_name = || btf.str_at(t1.name_off()) == btf.str_at(t2.name_off());
-        match k1 {
-            Kind::Int => {
-                return t1.size_or_type() == t2.size_or_type()
-                    && t1.extra() == t2.extra()
-                    && same_name()
-            }
-            Kind::Float => return t1.size_or_type() == t2.size_or_type() && same_name(),
-            Kind::Typedef | Kind::Struct | Kind::Union | Kind::Enum | Kind::Enum64 => {
-                return same_name()
-            }
-            Kind::Ptr | Kind::Volatile | Kind::Const | Kind::Restrict | Kind::TypeTag => {
-                id1 = t1.size_or_type();
-                id2 = t2.size_or_type();
-            }
-            Kind::Array => {
-                let (a1, a2) = (t1.array(), t2.array());
-                if a1.nelems != a2.nelems {
-                    return false;
-                }
-                id1 = a1.elem;
-                id2 = a2.elem;
-            }
-            Kind::FuncProto => {
-                return t1.vlen() == t2.vlen()
-                    && types_match(btf, t1.size_or_type(), t2.size_or_type())
-                    && t1
-                        .params()
-                        .zip(t2.params())
-                        .all(|(p1, p2)| types_match(btf, p1.type_id, p2.type_id));
-            }
-            _ => return false,
+            None => {}
         }
     }
 }
@@ -338,24 +230,6 @@ pub fn types_match(btf: &Btf, mut id1: u32, mut id2: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn types_match_is_loose_on_const_and_strict_on_names() {
-        let mut btf = Btf::new();
-        let int = btf.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
-        let long = btf.add_int(b"long", 8, kinds::INT_SIGNED).unwrap();
-        let cint = btf.add_ref(Kind::Const, None, int).unwrap();
-        let p_int = btf.add_ref(Kind::Ptr, None, int).unwrap();
-        let p_cint = btf.add_ref(Kind::Ptr, None, cint).unwrap();
-        let fwd = btf.add_fwd(b"s", false).unwrap();
-        let s = btf.add_composite(Kind::Struct, Some(b"s"), 4).unwrap();
-        let p_long = btf.add_ref(Kind::Ptr, None, long).unwrap();
-        assert!(types_match(&btf, p_int, p_cint));
-        assert!(types_match(&btf, fwd, s));
-        assert!(!types_match(&btf, p_int, p_long));
-        assert!(!types_match(&btf, int, 0));
-        assert!(types_match(&btf, 0, 0));
-    }
 
     fn kfunc(flags: u32) -> ElfFunction<'static> {
         ElfFunction {
@@ -388,6 +262,7 @@ mod tests {
             ret: ptr,
             params: vec![(b"a".to_vec().into(), int), (b"b".to_vec().into(), ptr)].into(),
             annots: Box::new([]),
+            signature: Default::default(),
             flags: 0,
         };
         let features = Features::default();

@@ -1,18 +1,19 @@
 //! The save-then-merge function table ([`SaveMergeTable`], Alan Maguire's design in pahole ≥ 1.29):
 //! each worker appends `(entry, instance)` to its own plain `Vec`, sharing nothing while
 //! encoding; the table takes that `Vec` when the worker's saver is dropped, and `finish` groups
-//! everything by entry in one pass.
+//! everything by entry and owner in one pass, folding each owner's instances there (no merging
+//! while encoding: that is this design's point).
 
 use std::sync::{Mutex, PoisonError};
 
 use super::shared::{check_entry, empty_entries, OwnerClaims};
-use super::{FuncSaver, FuncTable, Owner};
+use super::{Fold, FuncSaver, FuncTable, Owner};
 
 /// One owner's saves, in order: `(entry, instance)`.
-type Saves<T> = Vec<(u32, T)>;
+type Saves<T> = Vec<(u32, <T as Fold>::Instance)>;
 
 /// Per-owner lists of saves, handed in once by each saver's `drop`.
-pub struct SaveMergeTable<T> {
+pub struct SaveMergeTable<T: Fold> {
     entries: usize,
     /// `saved[owner]`: that owner's saves in order; written once, when its saver is dropped.
     saved: Box<[Mutex<Saves<T>>]>,
@@ -20,13 +21,13 @@ pub struct SaveMergeTable<T> {
 }
 
 /// The per-owner handle of a [`SaveMergeTable`]; its saves reach the table when it is dropped.
-pub struct SaveMergeSaver<'t, T> {
+pub struct SaveMergeSaver<'t, T: Fold> {
     table: &'t SaveMergeTable<T>,
     owner: Owner,
     saved: Saves<T>,
 }
 
-impl<T: Send> FuncTable<T> for SaveMergeTable<T> {
+impl<T: Fold> FuncTable<T> for SaveMergeTable<T> {
     type Saver<'t>
         = SaveMergeSaver<'t, T>
     where
@@ -50,25 +51,34 @@ impl<T: Send> FuncTable<T> for SaveMergeTable<T> {
     }
 
     fn finish(self) -> Vec<Vec<T>> {
-        let mut out = empty_entries(self.entries);
-        // Owners ascending, each owner's saves in order: the grouping is stable by construction.
-        for saved in self.saved {
+        let mut out: Vec<Vec<T>> = empty_entries(self.entries);
+        // Owners ascending, each owner's saves in order: an entry's last fold is this owner's
+        // when this owner has saved into the entry before.
+        let mut last_owner = vec![Owner::MAX; self.entries];
+        for (owner, saved) in (0..).zip(self.saved) {
             for (entry, instance) in saved.into_inner().unwrap_or_else(PoisonError::into_inner) {
-                out[entry as usize].push(instance);
+                let folds = &mut out[entry as usize];
+                match folds.last_mut() {
+                    Some(fold) if last_owner[entry as usize] == owner => fold.add(instance),
+                    _ => {
+                        folds.push(T::new(instance));
+                        last_owner[entry as usize] = owner;
+                    }
+                }
             }
         }
         out
     }
 }
 
-impl<T: Send> FuncSaver<T> for SaveMergeSaver<'_, T> {
-    fn save(&mut self, entry: u32, instance: T) {
+impl<T: Fold> FuncSaver<T> for SaveMergeSaver<'_, T> {
+    fn save(&mut self, entry: u32, instance: T::Instance) {
         check_entry(entry, self.table.entries);
         self.saved.push((entry, instance));
     }
 }
 
-impl<T> Drop for SaveMergeSaver<'_, T> {
+impl<T: Fold> Drop for SaveMergeSaver<'_, T> {
     fn drop(&mut self) {
         // The only writer of this slot (`OwnerClaims`), so the lock is never contended; a
         // poisoned lock only means another thread panicked, the `Vec` is still whole.
@@ -85,29 +95,29 @@ mod tests {
 
     #[test]
     fn contract() {
-        contract::check::<SaveMergeTable<Inst>>();
+        contract::check::<SaveMergeTable<Vec<Inst>>>();
     }
 
     #[test]
     fn drop_without_finish() {
-        contract::drop_without_finish::<SaveMergeTable<std::sync::Arc<()>>>();
+        contract::drop_without_finish::<SaveMergeTable<Vec<std::sync::Arc<()>>>>();
     }
 
     #[test]
     #[should_panic(expected = "already has a saver")]
     fn second_saver_panics() {
-        contract::second_saver_panics::<SaveMergeTable<Inst>>();
+        contract::second_saver_panics::<SaveMergeTable<Vec<Inst>>>();
     }
 
     #[test]
     #[should_panic(expected = "entry 3 out of range")]
     fn entry_out_of_range_panics() {
-        contract::entry_out_of_range_panics::<SaveMergeTable<Inst>>();
+        contract::entry_out_of_range_panics::<SaveMergeTable<Vec<Inst>>>();
     }
 
     #[test]
     fn saves_reach_the_table_when_the_saver_drops() {
-        let table = SaveMergeTable::new(2, 2);
+        let table = SaveMergeTable::<Vec<&str>>::new(2, 2);
         let mut late = table.saver(1);
         late.save(0, "late");
         {
@@ -116,6 +126,6 @@ mod tests {
         }
         assert!(table.saved[1].lock().unwrap().is_empty());
         drop(late);
-        assert_eq!(table.finish(), [vec!["early", "late"], vec![]]);
+        assert_eq!(table.finish(), [vec![vec!["early"], vec!["late"]], vec![]]);
     }
 }

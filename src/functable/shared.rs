@@ -15,9 +15,9 @@
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::ptr;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 
-use super::{FuncSaver, FuncTable, Owner};
+use super::{Fold, FuncSaver, FuncTable, Owner};
 use crate::sync::{AtomicPtr, Ordering, Track, UnsafeCell};
 
 /// Test-only switch (loom builds only): when set, a push is `load` + `store` instead of a
@@ -34,15 +34,18 @@ pub struct SharedTable<T> {
     /// table is finished or dropped.
     arenas: Box<[UnsafeCell<Arena<T>>]>,
     claims: OwnerClaims,
+    /// Failed compare-and-swaps, added by each saver when it is dropped (a statistic only: a
+    /// plain std atomic even under loom, nothing is synchronized through it).
+    cas_retries: AtomicU64,
 }
 
-/// One owner's state for one entry.
+/// One owner's fold for one entry.
 struct Node<T> {
     /// Written only before the node is published (in `Node::new` and `push`), read-only
     /// afterwards. In a cell so that loom checks every read against that publication.
     link: UnsafeCell<Link<T>>,
-    /// Pushed to only by the owner's saver, moved out only by the owner's arena.
-    state: UnsafeCell<State<T>>,
+    /// Folded into only by the owner's saver, moved out only by the owner's arena.
+    state: UnsafeCell<T>,
     /// Under loom, reports a node that was never dropped; nothing outside loom.
     _leak_check: Track<()>,
 }
@@ -62,16 +65,18 @@ impl<T> Clone for Link<T> {
 }
 impl<T> Copy for Link<T> {}
 
-impl<T> Node<T> {
+impl<T: Fold> Node<T> {
     /// A node for `owner`'s first instance of `entry`, to be pushed before `next`.
-    fn new(owner: Owner, entry: u32, next: *mut Node<T>, first: T) -> Self {
+    fn new(owner: Owner, entry: u32, next: *mut Node<T>, first: T::Instance) -> Self {
         Node {
             link: UnsafeCell::new(Link { next, owner, entry }),
-            state: UnsafeCell::new(State::new(first)),
+            state: UnsafeCell::new(T::new(first)),
             _leak_check: Track::new(()),
         }
     }
+}
 
+impl<T> Node<T> {
     /// The node's owner, entry and successor.
     fn link(&self) -> Link<T> {
         // SAFETY: `link` is written only while the node is unpublished, by the one thread that
@@ -177,6 +182,16 @@ unsafe impl<T: Send> Sync for SharedTable<T> {}
 pub struct SharedSaver<'t, T> {
     table: &'t SharedTable<T>,
     owner: Owner,
+    /// This saver's failed compare-and-swaps, handed to the table when it is dropped.
+    cas_retries: u64,
+}
+
+impl<T> Drop for SharedSaver<'_, T> {
+    fn drop(&mut self) {
+        self.table
+            .cas_retries
+            .fetch_add(self.cas_retries, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl<T> SharedTable<T> {
@@ -199,14 +214,16 @@ impl<T> SharedTable<T> {
     }
 
     /// Publishes the unpublished `node` at the front of `head`'s list; `expected` is the head
-    /// value last read (with Acquire) and already stored in `node`'s `next`.
-    fn push(head: &AtomicPtr<Node<T>>, node: *mut Node<T>, mut expected: *mut Node<T>) {
+    /// value last read (with Acquire) and already stored in `node`'s `next`. Returns how many
+    /// compare-and-swaps failed.
+    fn push(head: &AtomicPtr<Node<T>>, node: *mut Node<T>, mut expected: *mut Node<T>) -> u64 {
         #[cfg(loom)]
         if BROKEN_PUSH.load(std::sync::atomic::Ordering::Relaxed) {
             // Deliberately wrong: another push between the caller's load and this store is lost.
             head.store(node, Ordering::Release);
-            return;
+            return 0;
         }
+        let mut retries = 0;
         // Release on success publishes `node`'s link to every thread that Acquire-loads it from
         // the head, and with it the nodes it reaches (their publishing CASs precede ours in the
         // head's modification order, and ours, a read-modify-write, continues their release
@@ -216,10 +233,12 @@ impl<T> SharedTable<T> {
             head.compare_exchange_weak(expected, node, Ordering::Release, Ordering::Acquire)
         {
             expected = current;
+            retries += 1;
             // SAFETY: the CAS failed, so `node` is still unpublished: this thread, which
             // created it, is the only one that can reach it.
             unsafe { (*node).link.with_mut(|link| (*link).next = expected) };
         }
+        retries
     }
 }
 
@@ -244,7 +263,7 @@ impl<'t, T> Iterator for Nodes<'t, T> {
     }
 }
 
-impl<T: Send> FuncTable<T> for SharedTable<T> {
+impl<T: Fold> FuncTable<T> for SharedTable<T> {
     type Saver<'t>
         = SharedSaver<'t, T>
     where
@@ -257,19 +276,28 @@ impl<T: Send> FuncTable<T> for SharedTable<T> {
                 .collect(),
             arenas: (0..owners).map(|_| UnsafeCell::new(Arena::new())).collect(),
             claims: OwnerClaims::new(owners),
+            cas_retries: AtomicU64::new(0),
         }
     }
 
     fn saver(&self, owner: Owner) -> SharedSaver<'_, T> {
         self.claims.claim(owner);
-        SharedSaver { table: self, owner }
+        SharedSaver {
+            table: self,
+            owner,
+            cas_retries: 0,
+        }
+    }
+
+    fn contention(&self) -> u64 {
+        self.cas_retries.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn finish(self) -> Vec<Vec<T>> {
         // `self` by value: every saver and walker is gone, and whatever ended them (a join, a
         // scope end, an `Arc` unwrap) ordered their writes before this point. Owners ascending,
-        // each with at most one node per entry, each node's instances in save order: appending
-        // in this order is the contract's order, with no sorting and no list walking.
+        // each with at most one node per entry: appending in this order is the contract's
+        // order, with no sorting and no list walking.
         let mut out = empty_entries(self.heads.len());
         for arena in self.arenas.iter() {
             // SAFETY: the table is held exclusively (see above): this is the only access to the
@@ -277,7 +305,7 @@ impl<T: Send> FuncTable<T> for SharedTable<T> {
             arena.with_mut(|arena| unsafe {
                 (*arena).drain(|Node { link, state, .. }| {
                     let entry = link.into_inner().entry as usize;
-                    state.into_inner().append_to(&mut out[entry]);
+                    out[entry].push(state.into_inner());
                 })
             });
         }
@@ -285,8 +313,8 @@ impl<T: Send> FuncTable<T> for SharedTable<T> {
     }
 }
 
-impl<T: Send> FuncSaver<T> for SharedSaver<'_, T> {
-    fn save(&mut self, entry: u32, instance: T) {
+impl<T: Fold> FuncSaver<T> for SharedSaver<'_, T> {
+    fn save(&mut self, entry: u32, instance: T::Instance) {
         let table = self.table;
         check_entry(entry, table.heads.len());
         let head = &table.heads[entry as usize];
@@ -298,7 +326,7 @@ impl<T: Send> FuncSaver<T> for SharedSaver<'_, T> {
             // access to the state.
             Some((_, node)) => node
                 .state
-                .with_mut(|state| unsafe { (*state).push(instance) }),
+                .with_mut(|state| unsafe { (*state).add(instance) }),
             None => {
                 let node = Node::new(self.owner, entry, first, instance);
                 // SAFETY: `arenas[owner]` is used only by `owner`'s saver, which is `self`
@@ -308,7 +336,7 @@ impl<T: Send> FuncSaver<T> for SharedSaver<'_, T> {
                     .with_mut(|arena| unsafe { (*arena).alloc(node) });
                 // Only `self` pushes nodes of `self.owner`, so none can have appeared since the
                 // walk: a failed CAS in `push` needs a re-link, never a re-check.
-                SharedTable::push(head, node, first);
+                self.cas_retries += SharedTable::push(head, node, first);
             }
         }
     }
@@ -350,37 +378,7 @@ pub(super) fn check_entry(entry: u32, entries: usize) {
     );
 }
 
-/// One owner's instances of one entry, in save order. The first is kept inline: most
-/// (entry, owner) pairs get a single instance, which then costs no allocation of its own.
-pub(super) struct State<T> {
-    first: T,
-    more: Vec<T>,
-}
-
-impl<T> State<T> {
-    pub(super) fn new(first: T) -> Self {
-        State {
-            first,
-            more: Vec::new(),
-        }
-    }
-
-    pub(super) fn push(&mut self, instance: T) {
-        self.more.push(instance);
-    }
-
-    pub(super) fn len(&self) -> usize {
-        1 + self.more.len()
-    }
-
-    /// Appends the instances, in save order, to `out`.
-    pub(super) fn append_to(self, out: &mut Vec<T>) {
-        out.push(self.first);
-        out.extend(self.more);
-    }
-}
-
-/// Every entry's (so far empty) list of instances.
+/// Every entry's (so far empty) list of per-owner folds.
 pub(super) fn empty_entries<T>(entries: usize) -> Vec<Vec<T>> {
     (0..entries).map(|_| Vec::new()).collect()
 }
@@ -397,7 +395,9 @@ pub(super) mod contract {
     pub type Inst = (Owner, u32);
 
     /// `plan[owner]` = the entries `owner` saves into, in order; each owner on its own thread.
-    pub fn run<F: FuncTable<Inst>>(entries: usize, plan: &[Vec<u32>]) -> Vec<Vec<Inst>> {
+    /// Returns each entry's instances: its per-owner folds (checked to be one per owner,
+    /// owners ascending) concatenated.
+    pub fn run<F: FuncTable<Vec<Inst>>>(entries: usize, plan: &[Vec<u32>]) -> Vec<Vec<Inst>> {
         let table = F::new(entries, plan.len());
         std::thread::scope(|s| {
             for (owner, saves) in (0..).zip(plan) {
@@ -409,7 +409,18 @@ pub(super) mod contract {
                 });
             }
         });
-        table.finish()
+        table
+            .finish()
+            .into_iter()
+            .map(|folds| {
+                let owners: Vec<Owner> = folds.iter().map(|fold| fold[0].0).collect();
+                assert!(owners.windows(2).all(|w| w[0] < w[1]), "owners {owners:?}");
+                for fold in &folds {
+                    assert!(fold.iter().all(|inst| inst.0 == fold[0].0));
+                }
+                folds.concat()
+            })
+            .collect()
     }
 
     /// What every design must return for `plan`, computed sequentially.
@@ -441,7 +452,7 @@ pub(super) mod contract {
     }
 
     /// The whole contract for one design.
-    pub fn check<F: FuncTable<Inst>>() {
+    pub fn check<F: FuncTable<Vec<Inst>>>() {
         // Sequential shape: owners out of order, repeated entries, an empty entry, an owner
         // that saves nothing.
         let plan = vec![vec![2, 0, 2], vec![], vec![2, 1, 2, 2], vec![0]];
@@ -469,7 +480,7 @@ pub(super) mod contract {
     }
 
     /// A table dropped without `finish` drops every saved instance exactly once.
-    pub fn drop_without_finish<F: FuncTable<Arc<()>>>() {
+    pub fn drop_without_finish<F: FuncTable<Vec<Arc<()>>>>() {
         let token = Arc::new(());
         {
             let table = F::new(5, 3);
@@ -490,14 +501,14 @@ pub(super) mod contract {
     }
 
     /// A second saver for one owner panics.
-    pub fn second_saver_panics<F: FuncTable<Inst>>() {
+    pub fn second_saver_panics<F: FuncTable<Vec<Inst>>>() {
         let table = F::new(1, 2);
         let _first = table.saver(1);
         let _second = table.saver(1);
     }
 
     /// Saving into entry 3 of a 3-entry table panics.
-    pub fn entry_out_of_range_panics<F: FuncTable<Inst>>() {
+    pub fn entry_out_of_range_panics<F: FuncTable<Vec<Inst>>>() {
         let table = F::new(3, 1);
         table.saver(0).save(3, (0, 0));
     }
@@ -507,9 +518,9 @@ pub(super) mod contract {
         for seed in 100..120 {
             let (owners, entries) = (2 + seed as usize % 4, [2, 17, 1000][seed as usize % 3]);
             let plan = random_plan(seed, owners, 3000, entries);
-            let shared = run::<SharedTable<Inst>>(entries as usize, &plan);
-            let dashmap = run::<DashmapTable<Inst>>(entries as usize, &plan);
-            let save_merge = run::<SaveMergeTable<Inst>>(entries as usize, &plan);
+            let shared = run::<SharedTable<Vec<Inst>>>(entries as usize, &plan);
+            let dashmap = run::<DashmapTable<Vec<Inst>>>(entries as usize, &plan);
+            let save_merge = run::<SaveMergeTable<Vec<Inst>>>(entries as usize, &plan);
             assert_eq!(shared, dashmap, "seed {seed}");
             assert_eq!(shared, save_merge, "seed {seed}");
             assert_eq!(shared, expected(entries as usize, &plan), "seed {seed}");
@@ -524,36 +535,36 @@ mod tests {
 
     #[test]
     fn contract() {
-        contract::check::<SharedTable<Inst>>();
+        contract::check::<SharedTable<Vec<Inst>>>();
     }
 
     #[test]
     fn drop_without_finish() {
-        contract::drop_without_finish::<SharedTable<std::sync::Arc<()>>>();
+        contract::drop_without_finish::<SharedTable<Vec<std::sync::Arc<()>>>>();
     }
 
     #[test]
     #[should_panic(expected = "already has a saver")]
     fn second_saver_panics() {
-        contract::second_saver_panics::<SharedTable<Inst>>();
+        contract::second_saver_panics::<SharedTable<Vec<Inst>>>();
     }
 
     #[test]
     #[should_panic(expected = "entry 3 out of range")]
     fn entry_out_of_range_panics() {
-        contract::entry_out_of_range_panics::<SharedTable<Inst>>();
+        contract::entry_out_of_range_panics::<SharedTable<Vec<Inst>>>();
     }
 
     #[test]
     #[should_panic(expected = "owner 2 out of range")]
     fn owner_out_of_range_panics() {
-        let table = SharedTable::<Inst>::new(1, 2);
+        let table = SharedTable::<Vec<Inst>>::new(1, 2);
         table.saver(2);
     }
 
     #[test]
     fn lists_hold_one_node_per_owner_newest_first() {
-        let table = SharedTable::new(2, 3);
+        let table = SharedTable::<Vec<char>>::new(2, 3);
         let (mut a, mut b, mut c) = (table.saver(0), table.saver(1), table.saver(2));
         c.save(1, 'c');
         a.save(1, 'a');
@@ -562,12 +573,16 @@ mod tests {
         a.save(1, 'A');
         assert_eq!(table.walk_owners(1).collect::<Vec<_>>(), [0, 2]);
         assert_eq!(table.walk_owners(0).collect::<Vec<_>>(), [1]);
-        assert_eq!(table.finish(), [vec!['b'], vec!['a', 'A', 'c', 'C']]);
+        drop((a, b, c));
+        assert_eq!(
+            table.finish(),
+            [vec![vec!['b']], vec![vec!['a', 'A'], vec!['c', 'C']]]
+        );
     }
 
     #[test]
     fn arena_chunks_grow_and_slots_stay_put() {
-        let table = SharedTable::new(3000, 1);
+        let table = SharedTable::<Vec<u32>>::new(3000, 1);
         {
             let mut saver = table.saver(0);
             for entry in 0..3000 {
@@ -584,12 +599,13 @@ mod tests {
             "8 + 16 + … + 1024 + 1024 + 1024 slots for 3000 nodes"
         );
         let out = table.finish();
-        for (entry, instances) in (0..).zip(&out) {
+        for (entry, folds) in (0..).zip(&out) {
+            let instances = folds.concat();
             let mut want = vec![entry];
             if entry % 7 == 0 {
                 want.push(entry + 10_000);
             }
-            assert_eq!(*instances, want);
+            assert_eq!(instances, want);
         }
     }
 }

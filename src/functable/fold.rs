@@ -1,0 +1,363 @@
+//! Folding a function's instances into a summary ([`FuncSummary`]) that holds exactly what the
+//! final pass decides from, so an encoder can merge its own instances as it saves them and the
+//! final pass merges one summary per owner instead of every instance.
+//!
+//! # Why folding cannot change a decision
+//!
+//! The final pass (`merge.rs`, pahole's `btf_encoder__add_saved_funcs`) walks a function's
+//! instances in DWARF order and reads:
+//! 1. the first instance `g` (its prototype is the reference, its flags are ORed with all);
+//! 2. whether some instance's prototype does not match `g` before any instance so far carries
+//!    a blocking flag (unexpected register, reordered parameters), and the first such
+//!    instance, whose difference `-V` prints;
+//! 3. the OR of the unexpected-register / uncertain-location / reordered flags;
+//! 4. the first instance at one of the function's ELF addresses that is not skipped for
+//!    optimized parameters, else the first at such an address (the canonical instance).
+//!
+//! A summary of a set of instances keeps its first instance, its first instance that does not
+//! match that first one, the earliest blocking flag's position, the OR of those flags, and the
+//! first instances of 4. Two summaries merge into the summary of the union:
+//! - the first is the earlier of the two firsts, `f`;
+//! - prototype matching is an equivalence (`signature.rs` shows it is equality of a normal
+//!   form), so in a set whose own first matches `f`, the first instance not matching `f` is
+//!   its first instance not matching its own first; in a set whose first does not match `f`,
+//!   it is that first instance itself. The earlier of the two sides' answers is the union's;
+//! - positions are minima, flags an OR.
+//!
+//! Merging is associative and commutative, and a summary of one instance is that instance, so
+//! any grouping (per owner as saved, all at the end, any owner order) gives the summary of all
+//! instances, from which 1–4 read exactly what the walk over every instance reads.
+
+use super::Fold;
+use crate::encode::func_state::{flags, FuncInstance};
+
+/// Flags whose instance stops the prototype comparison from then on.
+const BLOCKING: u8 = flags::UNEXPECTED_REG | flags::REORDERED_PARM;
+/// Flags ORed over all instances into the first.
+pub const COMBINED: u8 = flags::UNEXPECTED_REG | flags::UNCERTAIN_PARM_LOC | flags::REORDERED_PARM;
+
+/// What the final pass needs of a set of instances of one function; see the module docs.
+#[derive(Clone, Debug)]
+pub struct FuncSummary {
+    /// The instances some role below points at, each once.
+    kept: Vec<FuncInstance>,
+    first: Role,
+    /// The first instance whose prototype does not match the first's.
+    mismatch: Option<Role>,
+    /// The first instance at an address of one of the function's ELF symbols.
+    at_symbol: Option<Role>,
+    /// The first such instance not skipped for optimized parameters (without true_signature).
+    at_symbol_unskipped: Option<Role>,
+    /// DWARF position of the first instance with a [`BLOCKING`] flag.
+    blocking_at: Option<(u32, u32)>,
+    /// OR of every instance's [`COMBINED`] flags.
+    combined: u8,
+    /// How many instances were folded in.
+    count: u32,
+}
+
+/// An index into [`FuncSummary::kept`].
+type Role = u8;
+
+impl FuncSummary {
+    /// The summary of one instance.
+    pub fn of(instance: FuncInstance) -> Self {
+        let at_symbol = instance.has(flags::AT_SYMBOL).then_some(0);
+        FuncSummary {
+            first: 0,
+            mismatch: None,
+            at_symbol,
+            at_symbol_unskipped: at_symbol.filter(|_| !instance.optimized_skip(false)),
+            blocking_at: (instance.flags & BLOCKING != 0).then_some(instance.order),
+            combined: instance.flags & COMBINED,
+            count: 1,
+            kept: vec![instance],
+        }
+    }
+
+    /// The summary of both sets of instances.
+    pub fn merge(self, other: FuncSummary) -> FuncSummary {
+        let sides = [&self, &other];
+        let earlier = |a: Option<Pick>, b: Option<Pick>| match (a, b) {
+            (Some(a), Some(b)) => Some(if sides[b.0].at(b.1).order < sides[a.0].at(a.1).order {
+                b
+            } else {
+                a
+            }),
+            (a, b) => a.or(b),
+        };
+        let first = earlier(Some((0, self.first)), Some((1, other.first))).expect("both exist");
+        let f = sides[first.0].at(first.1);
+        let mismatch_of = |side: usize| {
+            let s = sides[side];
+            if s.at(s.first).signature.matches(&f.signature) {
+                s.mismatch.map(|r| (side, r))
+            } else {
+                Some((side, s.first))
+            }
+        };
+        let mismatch = earlier(mismatch_of(0), mismatch_of(1));
+        let pick = |role: fn(&FuncSummary) -> Option<Role>| {
+            earlier(role(&self).map(|r| (0, r)), role(&other).map(|r| (1, r)))
+        };
+        let at_symbol = pick(|s| s.at_symbol);
+        let at_symbol_unskipped = pick(|s| s.at_symbol_unskipped);
+        let blocking_at = match (self.blocking_at, other.blocking_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let mut kept = Keeper::new(self.kept, other.kept);
+        FuncSummary {
+            first: kept.keep(first),
+            mismatch: mismatch.map(|p| kept.keep(p)),
+            at_symbol: at_symbol.map(|p| kept.keep(p)),
+            at_symbol_unskipped: at_symbol_unskipped.map(|p| kept.keep(p)),
+            blocking_at,
+            combined: self.combined | other.combined,
+            count: self.count + other.count,
+            kept: kept.out,
+        }
+    }
+
+    fn at(&self, role: Role) -> &FuncInstance {
+        &self.kept[role as usize]
+    }
+
+    /// The first instance in DWARF order.
+    pub fn first(&self) -> &FuncInstance {
+        self.at(self.first)
+    }
+
+    /// The first instance whose prototype does not match [`Self::first`]'s, if it comes before
+    /// any blocking flag (so the final pass compares it), else `None`.
+    pub fn inconsistent(&self) -> Option<&FuncInstance> {
+        let m = self.at(self.mismatch?);
+        match self.blocking_at {
+            Some(b) if b <= m.order => None,
+            _ => Some(m),
+        }
+    }
+
+    /// The first instance's flags with every instance's [`COMBINED`] flags ORed in.
+    pub fn flags(&self) -> u8 {
+        self.first().flags | self.combined
+    }
+
+    /// The canonical instance: the first at an ELF address that is not skipped for optimized
+    /// parameters, else the first at an ELF address, else the first.
+    pub fn canonical(&self, true_signature: bool) -> &FuncInstance {
+        let unskipped = if true_signature {
+            self.at_symbol
+        } else {
+            self.at_symbol_unskipped
+        };
+        self.at(unskipped.or(self.at_symbol).unwrap_or(self.first))
+    }
+
+    /// How many instances were folded in.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// How many instances the summary holds.
+    pub fn held(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// The held instances, mutably (the final pass translates their type ids).
+    pub fn instances_mut(&mut self) -> impl Iterator<Item = &mut FuncInstance> {
+        self.kept.iter_mut()
+    }
+}
+
+/// A role's instance in one of the two summaries being merged: (side, role).
+type Pick = (usize, Role);
+
+/// Moves the picked instances out of the two merged summaries, each once.
+struct Keeper {
+    sides: [Vec<Option<FuncInstance>>; 2],
+    /// Where each already kept instance went, by (side, old role).
+    placed: Vec<(Pick, Role)>,
+    out: Vec<FuncInstance>,
+}
+
+impl Keeper {
+    fn new(a: Vec<FuncInstance>, b: Vec<FuncInstance>) -> Self {
+        let wrap = |v: Vec<FuncInstance>| v.into_iter().map(Some).collect();
+        Keeper {
+            sides: [wrap(a), wrap(b)],
+            placed: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
+    fn keep(&mut self, pick: Pick) -> Role {
+        if let Some(&(_, role)) = self.placed.iter().find(|(p, _)| *p == pick) {
+            return role;
+        }
+        let instance = self.sides[pick.0][pick.1 as usize]
+            .take()
+            .expect("an instance is moved once");
+        let role = self.out.len() as Role;
+        self.out.push(instance);
+        self.placed.push((pick, role));
+        role
+    }
+}
+
+impl Fold for FuncSummary {
+    type Instance = FuncInstance;
+
+    fn new(first: FuncInstance) -> Self {
+        FuncSummary::of(first)
+    }
+
+    fn add(&mut self, instance: FuncInstance) {
+        let this = std::mem::replace(self, FuncSummary::placeholder());
+        *self = this.merge(FuncSummary::of(instance));
+    }
+}
+
+impl FuncSummary {
+    /// An empty value to move out of `&mut self` (never read).
+    fn placeholder() -> Self {
+        FuncSummary {
+            kept: Vec::new(),
+            first: 0,
+            mismatch: None,
+            at_symbol: None,
+            at_symbol_unskipped: None,
+            blocking_at: None,
+            combined: 0,
+            count: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::btf::{kinds, Btf};
+    use crate::functable::signature::Signature;
+
+    /// What the final pass reads, by the walk over every instance in DWARF order that pahole's
+    /// `btf_encoder__add_saved_funcs` does: (first, first compared mismatch, first's flags
+    /// after ORing, canonical with and without true_signature), as DWARF positions.
+    type Decision = ((u32, u32), Option<(u32, u32)>, u8, (u32, u32), (u32, u32));
+
+    fn walk(mut all: Vec<FuncInstance>) -> Decision {
+        all.sort_by_key(|s| s.order);
+        let mut first_flags = all[0].flags;
+        let mut mismatch = None;
+        for s in &all[1..] {
+            let acc = (first_flags | s.flags) & COMBINED;
+            if acc & BLOCKING == 0 && mismatch.is_none() && !all[0].signature.matches(&s.signature)
+            {
+                mismatch = Some(s.order);
+            }
+            first_flags |= acc;
+        }
+        let canonical = |true_sig: bool| {
+            let at = |skip_ok: bool| {
+                all.iter()
+                    .find(|s| s.has(flags::AT_SYMBOL) && (skip_ok || !s.optimized_skip(true_sig)))
+            };
+            at(false).or(at(true)).unwrap_or(&all[0]).order
+        };
+        (
+            all[0].order,
+            mismatch,
+            first_flags,
+            canonical(false),
+            canonical(true),
+        )
+    }
+
+    fn decision(s: &FuncSummary) -> Decision {
+        (
+            s.first().order,
+            s.inconsistent().map(|m| m.order),
+            s.flags(),
+            s.canonical(false).order,
+            s.canonical(true).order,
+        )
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: u32) -> u32 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % u64::from(n)) as u32
+        }
+    }
+
+    /// Three prototypes, two of which match (`int` and `const int`).
+    fn signatures() -> Vec<Signature> {
+        let mut btf = Btf::new();
+        let int = btf.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
+        let cint = btf.add_ref(crate::btf::Kind::Const, None, int).unwrap();
+        let long = btf.add_int(b"long", 8, kinds::INT_SIGNED).unwrap();
+        [int, cint, long]
+            .iter()
+            .map(|&p| Signature::new(&btf, 0, 0, [p].into_iter()))
+            .collect()
+    }
+
+    fn instance(rng: &mut Rng, order: u32, sigs: &[Signature]) -> FuncInstance {
+        let mut f = 0u8;
+        for bit in 0..7 {
+            // Rare flags, so that most sets are neither all blocked nor all skipped.
+            if rng.below(6) == 0 {
+                f |= 1 << bit;
+            }
+        }
+        FuncInstance {
+            order: (order, 0),
+            chunk: 0,
+            addr: 0,
+            ret: 0,
+            params: Box::new([]),
+            annots: Box::new([]),
+            signature: sigs[rng.below(3) as usize].clone(),
+            flags: f,
+        }
+    }
+
+    /// Folding per random owner (in save order) and merging the owners in random order gives
+    /// what the walk over every instance gives.
+    #[test]
+    fn any_grouping_decides_as_the_walk_over_every_instance() {
+        let sigs = signatures();
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut inconsistent = 0;
+        for _ in 0..20_000 {
+            let n = 1 + rng.below(7);
+            let all: Vec<FuncInstance> = (0..n).map(|i| instance(&mut rng, i, &sigs)).collect();
+            let owners = 1 + rng.below(4) as usize;
+            let mut folds: Vec<Option<FuncSummary>> = vec![None; owners];
+            for s in &all {
+                let fold = &mut folds[rng.below(owners as u32) as usize];
+                match fold {
+                    Some(f) => f.add(s.clone()),
+                    None => *fold = Some(FuncSummary::new(s.clone())),
+                }
+            }
+            let mut folds: Vec<FuncSummary> = folds.into_iter().flatten().collect();
+            for i in (1..folds.len()).rev() {
+                folds.swap(i, rng.below(i as u32 + 1) as usize);
+            }
+            let merged = folds.into_iter().reduce(FuncSummary::merge).unwrap();
+            let want = walk(all);
+            inconsistent += usize::from(want.1.is_some());
+            assert_eq!(decision(&merged), want);
+            assert_eq!(merged.count(), n);
+            assert!(merged.held() <= 4);
+        }
+        assert!(
+            inconsistent > 2000,
+            "too few inconsistent sets: {inconsistent}"
+        );
+    }
+}

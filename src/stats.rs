@@ -1,0 +1,200 @@
+//! What a run measures about itself, for `-V` and `--stats`: wall and CPU clocks per phase,
+//! resident memory, the workers' CPU split (decoding DWARF, encoding BTF, saving function
+//! instances), and the function table's counters.
+
+use std::ops::AddAssign;
+use std::time::{Duration, Instant};
+
+/// The CPU time of the whole process (every thread), or of the calling thread.
+fn cpu_clock(clock: libc::clockid_t) -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; clock_gettime writes only into it.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// CPU time used so far by every thread of the process.
+pub fn process_cpu() -> Duration {
+    cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
+/// CPU time used so far by the calling thread.
+pub fn thread_cpu() -> Duration {
+    cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// A `/proc/self/status` size in MiB: `VmRSS:` (resident now) or `VmHWM:` (peak so far);
+/// 0 where /proc is not available.
+pub fn status_mib(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib / 1024)
+}
+
+/// The end of one phase of a run.
+#[derive(Clone, Debug)]
+pub struct PhaseEnd {
+    pub name: &'static str,
+    /// Seconds since the run started.
+    pub wall: f64,
+    /// Process CPU seconds since the run started.
+    pub cpu: f64,
+    /// Resident MiB now, and the peak so far.
+    pub rss_mib: u64,
+    pub peak_mib: u64,
+}
+
+/// Marks phase ends against the start of a run.
+#[derive(Clone, Copy, Debug)]
+pub struct RunClock {
+    start: Instant,
+    start_cpu: Duration,
+}
+
+impl RunClock {
+    pub fn start() -> Self {
+        RunClock {
+            start: Instant::now(),
+            start_cpu: process_cpu(),
+        }
+    }
+
+    /// Seconds since the start.
+    pub fn elapsed(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// Phase `name` ends now.
+    pub fn end(&self, name: &'static str) -> PhaseEnd {
+        PhaseEnd {
+            name,
+            wall: self.elapsed(),
+            cpu: (process_cpu().saturating_sub(self.start_cpu)).as_secs_f64(),
+            rss_mib: status_mib("VmRSS:"),
+            peak_mib: status_mib("VmHWM:"),
+        }
+    }
+}
+
+/// CPU time the workers spent per activity, summed over workers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WorkerTimes {
+    /// Reading DWARF: types, functions, variables.
+    pub decode: Duration,
+    /// Writing BTF records: types and variables.
+    pub encode: Duration,
+    /// Building function instances and saving them into the function table.
+    pub save: Duration,
+}
+
+impl AddAssign for WorkerTimes {
+    fn add_assign(&mut self, other: WorkerTimes) {
+        self.decode += other.decode;
+        self.encode += other.encode;
+        self.save += other.save;
+    }
+}
+
+/// Adds the calling thread's CPU time spent in `f` to `*into`.
+pub fn timed<T>(into: &mut Duration, f: impl FnOnce() -> T) -> T {
+    let start = thread_cpu();
+    let out = f();
+    *into += thread_cpu().saturating_sub(start);
+    out
+}
+
+/// The function table's counters after a run, for researchers comparing the designs.
+#[derive(Clone, Debug, Default)]
+pub struct TableStats {
+    /// Instances saved by the workers.
+    pub saves: u64,
+    /// Per-owner folds (nodes of the shared table's lists), per owner.
+    pub nodes_per_owner: Vec<u64>,
+    /// Shared table: failed compare-and-swaps while pushing a node; dashmap: saves that found
+    /// their shard locked; save-merge: 0 (nothing is shared while encoding).
+    pub contention: u64,
+    /// `lengths[n]`: how many ELF functions have folds from `n` owners (list length).
+    pub lengths: Vec<u64>,
+    /// Instances still held after folding, going into the final pass.
+    pub held: u64,
+    /// Seconds in `finish` (save-merge groups and folds there).
+    pub finish: f64,
+}
+
+/// The `--stats` report: per-phase wall and CPU time with memory, the workers' CPU split, the
+/// dedup phases, and the function table's counters.
+pub fn report(
+    phases: &[PhaseEnd],
+    workers: &WorkerTimes,
+    dedup: &[(&'static str, f64)],
+    table: &TableStats,
+    design: &str,
+) -> String {
+    let mut out = String::from("phase          wall s    cpu s  rss MiB  peak MiB\n");
+    let mut before = (0.0, 0.0);
+    for p in phases {
+        out += &format!(
+            "{:<12} {:>8.3} {:>8.3} {:>8} {:>9}\n",
+            p.name,
+            p.wall - before.0,
+            p.cpu - before.1,
+            p.rss_mib,
+            p.peak_mib
+        );
+        before = (p.wall, p.cpu);
+        if p.name == "cus" {
+            out += &format!(
+                "  workers' CPU: decode {:.3} s, encode {:.3} s, save functions {:.3} s\n",
+                workers.decode.as_secs_f64(),
+                workers.encode.as_secs_f64(),
+                workers.save.as_secs_f64()
+            );
+        }
+        if p.name == "dedup" && !dedup.is_empty() {
+            let parts: Vec<String> = dedup
+                .iter()
+                .map(|(name, secs)| format!("{name} {secs:.3}"))
+                .collect();
+            out += &format!("  dedup phases (wall s): {}\n", parts.join(", "));
+        }
+    }
+    if let Some(last) = phases.last() {
+        out += &format!(
+            "{:<12} {:>8.3} {:>8.3} {:>8} {:>9}\n",
+            "total", last.wall, last.cpu, last.rss_mib, last.peak_mib
+        );
+    }
+    let per_owner: Vec<String> = table.nodes_per_owner.iter().map(u64::to_string).collect();
+    let lengths: Vec<String> = (1..)
+        .zip(table.lengths.iter().skip(1))
+        .filter(|&(_, &n)| n > 0)
+        .map(|(len, n)| format!("{len}: {n}"))
+        .collect();
+    out += &format!(
+        "function table ({design}): {} instances saved, {} per-owner folds (per owner: {}), \
+         contention {} ({}), {} instances held for the final pass, finish {:.3} s\n",
+        table.saves,
+        table.nodes_per_owner.iter().sum::<u64>(),
+        per_owner.join(" "),
+        table.contention,
+        match design {
+            "shared" => "failed CAS",
+            "dashmap" => "shard lock waits",
+            _ => "nothing shared",
+        },
+        table.held,
+        table.finish
+    );
+    out += &format!("owners per function: {}\n", lengths.join(", "));
+    out
+}
