@@ -194,9 +194,16 @@ fn concrete<'f>(funcs: &'f [Func], name: &str) -> Vec<&'f Func> {
 
 /// Prints what is decoded from a C file: `DUMP_SRC=x.c [DUMP_CC=clang] [DUMP_FLAGS="-O2 -g"]
 /// cargo test --test dwarf_functions -- --ignored dump --nocapture`.
+/// `DUMP_OBJ=x.o` decodes an object file instead.
 #[test]
 #[ignore]
 fn dump() {
+    if let Ok(obj) = std::env::var("DUMP_OBJ") {
+        for f in decode(Path::new(&obj), &Features::default()) {
+            eprintln!("{f:?}");
+        }
+        return;
+    }
     let src = std::env::var("DUMP_SRC").unwrap_or_default();
     if src.is_empty() {
         return;

@@ -153,6 +153,9 @@ impl<'a> Cu<'a> {
         let mut raw = cu.header.entries_raw(&cu.abbrevs, None)?;
         let mut root = gimli::DebuggingInformationEntry::null();
         raw.read_entry(&mut root)?;
+        // clang writes DW_AT_producer (DW_FORM_strx1 in DWARF 5) before
+        // DW_AT_str_offsets_base, so the producer is resolved once every base is known.
+        let mut producer = None;
         for attr in root.attrs() {
             match (attr.name(), attr.value()) {
                 (gimli::DW_AT_language, AttributeValue::Language(l)) => cu.language = Some(l),
@@ -166,13 +169,12 @@ impl<'a> Cu<'a> {
                     gimli::DW_AT_addr_base | gimli::DW_AT_GNU_addr_base,
                     AttributeValue::DebugAddrBase(b),
                 ) => cu.addr_base = b,
-                (gimli::DW_AT_producer, v) => {
-                    if let Ok(p) = cu.string(dwarf, v) {
-                        cu.producer_clang = p.windows(5).any(|w| w == b"clang");
-                    }
-                }
+                (gimli::DW_AT_producer, v) => producer = Some(v),
                 _ => {}
             }
+        }
+        if let Some(Ok(p)) = producer.map(|v| cu.string(dwarf, v)) {
+            cu.producer_clang = p.windows(5).any(|w| w == b"clang");
         }
         Ok(cu)
     }

@@ -1,0 +1,269 @@
+//! pahole HEAD's "optimized parameters" rule in default BTF (dwarves fb8328e): a function is
+//! skipped only when a parameter is optimized out *and* its ABI changed, i.e. clang marked it
+//! `DW_AT_calling_convention(DW_CC_nocall)` (own DIE or abstract origin) or gcc emitted it as
+//! a `.isra`/`.constprop` clone. `tests/fixtures/optimized_parms.c` has one function per
+//! branch; it is compiled with gcc and clang at -O2, DWARF 4 and 5, and linked into shared
+//! objects (in relocatable files pahole cannot match addresses, see the README).
+//!
+//! Debian's clang 14 never writes `DW_CC_nocall` (LLVM 15+ does, when dead-argument
+//! elimination changes a signature), so the nocall builds take clang's optimized IR and give
+//! the `nocall_*` functions' subroutine types `cc: DW_CC_nocall`, which is what newer LLVM
+//! does to them, before code generation.
+//!
+//! The oracle is pahole HEAD's output for the same builds, committed under
+//! `tests/data/optimized_parms/` (see tests/data/README.md) together with the compiler
+//! versions it was made with: other compilers are a failure, not a skip. With
+//! `DWARF2BTF_PAHOLE_HEAD=/path/to/pahole` the test rewrites that data first.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+const SRC: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/optimized_parms.c"
+);
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/optimized_parms");
+/// The functions the nocall builds mark `DW_CC_nocall`.
+const NOCALL: [&str; 4] = [
+    "nocall_unused",
+    "nocall_const",
+    "nocall_used",
+    "nocall_origin",
+];
+
+/// One build of the fixture: name, compiler, DWARF flag, whether nocall is added.
+const BUILDS: [(&str, &str, &str, bool); 6] = [
+    ("gcc-dwarf4", "gcc", "-gdwarf-4", false),
+    ("gcc-dwarf5", "gcc", "-gdwarf-5", false),
+    ("clang-dwarf4", "clang", "-gdwarf-4", false),
+    ("clang-dwarf5", "clang", "-gdwarf-5", false),
+    ("clang-nocall-dwarf4", "clang", "-gdwarf-4", true),
+    ("clang-nocall-dwarf5", "clang", "-gdwarf-5", true),
+];
+
+/// Gives each `DISubprogram` named in `names` a new subroutine type with
+/// `cc: DW_CC_nocall` and the same type list; returns the IR and how many were marked.
+fn mark_nocall(ir: &str, names: &[&str]) -> (String, usize) {
+    let node = |l: &str| -> Option<u64> { l.strip_prefix('!')?.split(" = ").next()?.parse().ok() };
+    let mut next = ir.lines().filter_map(node).max().unwrap_or(0) + 1;
+    let types_of = |id: &str| -> Option<String> {
+        let prefix = format!("!{id} = !DISubroutineType(types: ");
+        ir.lines().find_map(|l| {
+            l.strip_prefix(&prefix)?
+                .strip_suffix(')')
+                .map(str::to_string)
+        })
+    };
+    let (mut out, mut extra) = (Vec::new(), Vec::new());
+    for line in ir.lines() {
+        let named = names
+            .iter()
+            .any(|n| line.contains(&format!("!DISubprogram(name: \"{n}\",")));
+        let ty = line
+            .split_once(" type: !")
+            .and_then(|(_, rest)| rest.split_once(','))
+            .map(|(id, _)| id);
+        match (named, ty.and_then(|id| Some((id, types_of(id)?)))) {
+            (true, Some((id, types))) => {
+                out.push(line.replace(&format!(" type: !{id},"), &format!(" type: !{next},")));
+                extra.push(format!(
+                    "!{next} = !DISubroutineType(cc: DW_CC_nocall, types: {types})"
+                ));
+                next += 1;
+            }
+            _ => out.push(line.to_string()),
+        }
+    }
+    let marked = extra.len();
+    out.extend(extra);
+    (out.join("\n") + "\n", marked)
+}
+
+/// Compiles one build into a shared object.
+fn build(dir: &Path, name: &str, cc: &str, dwarf: &str, nocall: bool) -> PathBuf {
+    let so = dir.join(format!("{name}.so"));
+    let common = ["-O2", "-fPIC", dwarf];
+    if !nocall {
+        run_ok(
+            Command::new(tool(cc))
+                .args(common)
+                .arg("-shared")
+                .arg(SRC)
+                .arg("-o")
+                .arg(&so),
+        );
+        return so;
+    }
+    let ll = dir.join(format!("{name}.ll"));
+    run_ok(
+        Command::new(tool(cc))
+            .args(common)
+            .args(["-S", "-emit-llvm", SRC, "-o"])
+            .arg(&ll),
+    );
+    let (ir, marked) = mark_nocall(&std::fs::read_to_string(&ll).unwrap(), &NOCALL);
+    assert_eq!(
+        marked,
+        NOCALL.len(),
+        "{name}: cannot mark {NOCALL:?} in {}",
+        ll.display()
+    );
+    let patched = dir.join(format!("{name}.nocall.ll"));
+    std::fs::write(&patched, ir).unwrap();
+    run_ok(
+        Command::new(tool(cc))
+            .args(["-O2", "-fPIC", "-shared"])
+            .arg(&patched)
+            .arg("-o")
+            .arg(&so),
+    );
+    so
+}
+
+/// The `-V` skip lines of a run, sorted.
+fn skip_lines(stdout: &[u8]) -> String {
+    let mut lines: Vec<&str> = std::str::from_utf8(stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("skipping BTF encoding of function"))
+        .collect();
+    lines.sort_unstable();
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// First line of `cc --version`.
+fn compiler_version(cc: &str) -> String {
+    let out = run_ok(Command::new(tool(cc)).arg("--version"));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+/// pahole HEAD (`DWARF2BTF_PAHOLE_HEAD`) rewrites the oracle data for `so`.
+fn bless(pahole: &Path, name: &str, so: &Path) {
+    let btf = Path::new(DATA).join(format!("{name}.btf"));
+    let _ = std::fs::remove_file(&btf);
+    let out = run_ok(
+        Command::new(pahole)
+            .args(["-J", "-V", KERNEL_FEATURES])
+            .arg(format!("--btf_encode_detached={}", btf.display()))
+            .arg(so),
+    );
+    std::fs::write(
+        Path::new(DATA).join(format!("{name}.skipped.txt")),
+        skip_lines(&out.stdout),
+    )
+    .unwrap();
+}
+
+#[test]
+fn optimized_parameters_skipped_only_when_the_abi_changed_as_in_pahole_head() {
+    let dir = scratch("optimized_parms");
+    let compilers = format!(
+        "{}\n{}\n",
+        compiler_version("gcc"),
+        compiler_version("clang")
+    );
+    let pahole = std::env::var_os("DWARF2BTF_PAHOLE_HEAD").map(PathBuf::from);
+    let recorded = Path::new(DATA).join("compilers.txt");
+    if pahole.is_some() {
+        std::fs::write(&recorded, &compilers).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(&recorded).unwrap_or_default(),
+        compilers,
+        "the oracle in {DATA} was made with other compilers: rerun with \
+         DWARF2BTF_PAHOLE_HEAD=/path/to/pahole-head (tests/data/README.md)"
+    );
+    let mut skipped_somewhere = Vec::new();
+    for (name, cc, dwarf, nocall) in BUILDS {
+        let so = build(&dir, name, cc, dwarf, nocall);
+        if let Some(p) = &pahole {
+            bless(p, name, &so);
+        }
+        let ours = dir.join(format!("{name}.btf"));
+        let out = encode(&so, &ours, &[KERNEL_FEATURES, "-V"]);
+        assert!(out.status.success(), "{name}: {}", text(&out));
+        let expected =
+            std::fs::read_to_string(Path::new(DATA).join(format!("{name}.skipped.txt"))).unwrap();
+        let got = skip_lines(&out.stdout);
+        assert_eq!(
+            got, expected,
+            "{name}: skip lines differ from pahole HEAD's"
+        );
+        let theirs = Path::new(DATA).join(format!("{name}.btf"));
+        let d = run(Command::new(bin()).arg("diff").arg(&theirs).arg(&ours));
+        assert!(
+            d.status.success(),
+            "{name}: BTF differs from pahole HEAD's:\n{}",
+            text(&d)
+        );
+        skipped_somewhere.push((name, got));
+    }
+    // The fixture reaches every branch: nocall with an optimized parameter (own mark or the
+    // abstract origin's) is skipped, nocall without one and no nocall at all are not; gcc's
+    // clones are skipped, the global is not.
+    let lines = |name: &str| {
+        &skipped_somewhere
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap()
+            .1
+    };
+    let skipped = |name: &str, f: &str| {
+        lines(name).contains(&format!(
+            "{f} : skipping BTF encoding of function due to optimized parameters"
+        ))
+    };
+    for name in ["clang-nocall-dwarf4", "clang-nocall-dwarf5"] {
+        for f in ["nocall_unused", "nocall_const", "nocall_origin"] {
+            assert!(skipped(name, f), "{name}: {f} not skipped");
+        }
+        for f in [
+            "nocall_used",
+            "plain_unused",
+            "plain_const",
+            "global_unused",
+        ] {
+            assert!(!skipped(name, f), "{name}: {f} skipped");
+        }
+    }
+    for name in ["clang-dwarf4", "clang-dwarf5"] {
+        assert!(lines(name).is_empty(), "{name}: {}", lines(name));
+    }
+    for name in ["gcc-dwarf4", "gcc-dwarf5"] {
+        for f in [
+            "nocall_unused",
+            "nocall_const",
+            "plain_unused",
+            "plain_const",
+        ] {
+            assert!(skipped(name, f), "{name}: {f} not skipped");
+        }
+        assert!(!skipped(name, "global_unused"), "{name}");
+    }
+}
+
+#[test]
+fn mark_nocall_gives_each_named_function_its_own_type() {
+    let ir = "!1 = distinct !DISubprogram(name: \"f\", scope: !3, type: !4, unit: !2)\n\
+              !4 = !DISubroutineType(types: !5)\n\
+              !6 = distinct !DISubprogram(name: \"g\", scope: !3, type: !4, unit: !2)\n";
+    let (out, marked) = mark_nocall(ir, &["f"]);
+    assert_eq!(marked, 1);
+    assert!(
+        out.contains("!DISubprogram(name: \"f\", scope: !3, type: !7,"),
+        "{out}"
+    );
+    assert!(
+        out.contains("!DISubprogram(name: \"g\", scope: !3, type: !4,"),
+        "{out}"
+    );
+    assert!(
+        out.contains("!7 = !DISubroutineType(cc: DW_CC_nocall, types: !5)"),
+        "{out}"
+    );
+}
