@@ -41,7 +41,7 @@ use crate::input::functions::ElfFunctions;
 use crate::input::kfuncs::collect_kfuncs;
 use crate::output::{elf::write_sections, write_atomic};
 use crate::progress::Progress;
-use crate::stats::{PhaseEnd, RunClock, TableStats, WorkerTimes};
+use crate::stats::{bump, PhaseEnd, RunClock, TableStats, WorkerTimes};
 
 /// CUs per batch: small enough to balance 2–64 workers over the kernel's ~2,200 CUs, large
 /// enough that the per-chunk overhead stays negligible.
@@ -393,10 +393,9 @@ fn table_stats(
         ..TableStats::default()
     };
     for folds in groups {
-        if stats.lengths.len() <= folds.len() {
-            stats.lengths.resize(folds.len() + 1, 0);
-        }
-        stats.lengths[folds.len()] += 1;
+        bump(&mut stats.lengths, folds.len());
+        let instances: u32 = folds.iter().map(FuncSummary::count).sum();
+        bump(&mut stats.instances, instances as usize);
         for fold in folds {
             stats.nodes_per_owner[batch_owner[fold.first().chunk as usize] as usize] += 1;
             stats.saves += u64::from(fold.count());

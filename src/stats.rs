@@ -125,6 +125,8 @@ pub struct TableStats {
     pub contention: u64,
     /// `lengths[n]`: how many ELF functions have folds from `n` owners (list length).
     pub lengths: Vec<u64>,
+    /// `instances[n]`: how many ELF functions have `n` DWARF instances saved.
+    pub instances: Vec<u64>,
     /// Instances still held after folding, going into the final pass.
     pub held: u64,
     /// Seconds in `finish` (save-merge groups and folds there).
@@ -175,11 +177,6 @@ pub fn report(
         );
     }
     let per_owner: Vec<String> = table.nodes_per_owner.iter().map(u64::to_string).collect();
-    let lengths: Vec<String> = (1..)
-        .zip(table.lengths.iter().skip(1))
-        .filter(|&(_, &n)| n > 0)
-        .map(|(len, n)| format!("{len}: {n}"))
-        .collect();
     out += &format!(
         "function table ({design}): {} instances saved, {} per-owner folds (per owner: {}), \
          contention {} ({}), {} instances held for the final pass, finish {:.3} s\n",
@@ -195,6 +192,25 @@ pub fn report(
         table.held,
         table.finish
     );
-    out += &format!("owners per function: {}\n", lengths.join(", "));
+    out += &format!("owners per function: {}\n", histogram(&table.lengths));
+    out += &format!("instances per function: {}\n", histogram(&table.instances));
     out
+}
+
+/// `1: n1, 2: n2, …` for the non-zero counts of `counts[1..]`.
+fn histogram(counts: &[u64]) -> String {
+    let parts: Vec<String> = (1..)
+        .zip(counts.iter().skip(1))
+        .filter(|&(_, &n)| n > 0)
+        .map(|(len, n)| format!("{len}: {n}"))
+        .collect();
+    parts.join(", ")
+}
+
+/// Adds one to `counts[at]`, growing it as needed.
+pub fn bump(counts: &mut Vec<u64>, at: usize) {
+    if counts.len() <= at {
+        counts.resize(at + 1, 0);
+    }
+    counts[at] += 1;
 }
