@@ -45,7 +45,9 @@ else
 fi
 PAHOLE_NAME="pahole $("$PAHOLE" --version 2>/dev/null | head -n 1)"
 
-# run1 TOOL DESIGN J CMD...: runs CMD once, appends "tool,design,j,wall,cpu,rss_kib" to the CSV
+# run1 TOOL DESIGN J CMD...: runs CMD once, appends "tool,design,j,wall,cpu,rss_kib" and, for
+# dwarf2btf (run with --stats), its function table's figures to the CSV: the final pass's
+# wall time, per-owner folds, contention (failed CAS / shard lock waits), instances held.
 run1() {
   local tool=$1 design=$2 j=$3; shift 3
   if ! /usr/bin/time -f "%e %U %S %M" -o "$TMP/t" "$@" > "$TMP/log" 2>&1; then
@@ -53,26 +55,39 @@ run1() {
     cat "$TMP/log" >&2
     exit 1
   fi
-  awk -v t="$tool" -v d="$design" -v j="$j" '{printf "%s,%s,%s,%.2f,%.2f,%d\n", t, d, j, $1, $2 + $3, $4}' \
-    "$TMP/t" >> "$CSV"
+  local table=",,,,"
+  if [ "$tool" = dwarf2btf ]; then
+    table=$(awk '
+      $1 == "functions" { pass = $2 }
+      /^function table/ {
+        for (i = 1; i <= NF; i++) {
+          if ($(i + 1) == "per-owner") folds = $i
+          if ($i == "contention") contention = $(i + 1)
+          if ($(i + 1) == "instances" && $(i + 2) == "held") held = $i
+        }
+      }
+      END { printf ",%s,%s,%s,%s", pass, folds, contention, held }' "$TMP/log")
+  fi
+  awk -v t="$tool" -v d="$design" -v j="$j" -v x="$table" \
+    '{printf "%s,%s,%s,%.2f,%.2f,%d%s\n", t, d, j, $1, $2 + $3, $4, x}' "$TMP/t" >> "$CSV"
 }
 
-echo "tool,design,jobs,wall_s,cpu_s,peak_rss_kib" > "$CSV"
+echo "tool,design,jobs,wall_s,cpu_s,peak_rss_kib,final_pass_s,folds,contention,held" > "$CSV"
 for j in $JOBS; do
   for r in $(seq "$RUNS"); do
     echo "-j$j run $r/$RUNS" >&2
     run1 "$PAHOLE_NAME" - "$j" "$PAHOLE" -J "-j$j" "${PAHOLE_FLAGS[@]}" "--btf_encode_detached=$TMP/p.btf" "$VMLINUX"
     for d in $DESIGNS; do
       run1 dwarf2btf "$d" "$j" "$BIN" -J "-j$j" --btf_features=$FEATURES --lang_exclude=rust \
-        --func-table "$d" "--btf_encode_detached=$TMP/d.btf" "$VMLINUX"
+        --func-table "$d" --stats "--btf_encode_detached=$TMP/d.btf" "$VMLINUX"
     done
   done
 done
 
-# median TOOL DESIGN J: "wall cpu rss_kib", each the median of its runs
+# median TOOL DESIGN J [COLUMNS]: each column's median over the runs (default: wall cpu rss_kib)
 median() {
   local col
-  for col in 4 5 6; do
+  for col in ${4:-4 5 6}; do
     awk -F, -v t="$1" -v d="$2" -v j="$3" -v c="$col" '$1 == t && $2 == d && $3 == j {print $c}' "$CSV" |
       sort -n | awk '{v[NR] = $1} END {printf "%s ", v[int((NR + 1) / 2)]}'
   done
@@ -90,6 +105,19 @@ for j in $JOBS; do
     read -r w c r < <(median dwarf2btf "$d" "$j")
     printf "| %s | %s | %s | %s | %d | %s | %s | %d | %s | %s | %s |\n" "$j" "$d" "$w" "$c" \
       $((r / 1024)) "$pw" "$pc" $((pr / 1024)) "$(ratio "$w" "$pw")" "$(ratio "$c" "$pc")" "$(ratio "$r" "$pr")"
+  done
+done
+
+echo
+echo "Function table per design (dwarf2btf --stats, medians): final pass wall, per-owner folds,"
+echo "contention (shared: failed CAS; dashmap: shard lock waits), instances held for the final pass."
+echo
+echo "| -j | design | final pass s | folds | contention | instances held |"
+echo "|---:|---|---:|---:|---:|---:|"
+for j in $JOBS; do
+  for d in $DESIGNS; do
+    read -r fp fo co he < <(median dwarf2btf "$d" "$j" "7 8 9 10")
+    printf "| %s | %s | %s | %s | %s | %s |\n" "$j" "$d" "$fp" "$fo" "$co" "$he"
   done
 done
 
