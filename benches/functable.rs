@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use dwarf2btf::functable::{
+use dwarf2btf::functions::table::{
     dashmap::DashmapTable, save_merge::SaveMergeTable, shared::SharedTable, Fold, FuncSaver,
     FuncTable,
 };

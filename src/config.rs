@@ -371,7 +371,7 @@ pub struct Config {
     /// Skip deduplication (write the raw per-CU encoding).
     pub no_dedup: bool,
     /// Which function table design the workers share.
-    pub func_table: crate::functable::Design,
+    pub func_table: Design,
 }
 
 /// Where an encoding run writes its BTF.
@@ -462,5 +462,37 @@ mod tests {
     fn languages() {
         assert_eq!(parse_langs("rust").unwrap(), [0x1c]);
         assert!(parse_langs("klingon").is_err());
+    }
+}
+
+/// Which table design a run uses (`--func-table`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Design {
+    #[default]
+    Shared,
+    Dashmap,
+    SaveMerge,
+}
+
+impl Design {
+    /// The name `--func-table` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Design::Shared => "shared",
+            Design::Dashmap => "dashmap",
+            Design::SaveMerge => "save-merge",
+        }
+    }
+}
+
+impl std::str::FromStr for Design {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        [Design::Shared, Design::Dashmap, Design::SaveMerge]
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| {
+                format!("unknown function table design '{s}' (shared, dashmap, save-merge)")
+            })
     }
 }

@@ -18,7 +18,7 @@ pub mod dedup;
 pub mod dwarf;
 pub mod encode;
 pub mod error;
-pub mod functable;
+pub mod functions;
 pub mod input;
 pub mod output;
 pub mod pipeline;

@@ -75,7 +75,7 @@ struct EncodeArgs {
     /// dashmap (sharded locks) or save-merge (per-encoder lists, grouped at the end).
     /// The output is byte-identical for all three.
     #[arg(long = "func-table", value_name = "DESIGN", default_value = "shared")]
-    func_table: dwarf2btf::functable::Design,
+    func_table: dwarf2btf::config::Design,
     /// Write the BTF without deduplication (debugging aid).
     #[arg(long = "no_dedup", hide = true)]
     no_dedup: bool,

@@ -25,17 +25,19 @@ use std::time::Instant;
 
 use crate::btf::distill::distill_base;
 use crate::btf::{read, write, Btf};
+use crate::config::Design;
 use crate::config::{Config, Output};
 use crate::dedup::{dedup_timed, DedupOptions};
 use crate::dwarf::functions::Arch;
 use crate::dwarf::units::{unit_headers, DebugSections};
-use crate::encode::chunk::{Chunk, EncodeContext};
+use crate::encode::chunk::{Chunk, EncodeContext, FoundFunction};
 use crate::encode::concat::append_chunk;
 use crate::encode::variables::{PendingSecinfo, VarEncoder};
 use crate::error::{Error, Result};
-use crate::functable::fold::FuncSummary;
-use crate::functable::merge::{FinalPass, FuncStats};
-use crate::functable::{self, Design, FuncTable, Owner};
+use crate::functions::final_pass::{FinalPass, FuncStats};
+use crate::functions::fold::FuncSummary;
+use crate::functions::instance::save_instance;
+use crate::functions::table::{self, FuncSaver, FuncTable, Owner};
 use crate::input::elf::{Elf, Mapped};
 use crate::input::functions::ElfFunctions;
 use crate::input::kfuncs::collect_kfuncs;
@@ -207,12 +209,12 @@ pub fn encode(
     dst.endian = elf.endian;
     let run = match config.func_table {
         Design::Shared => {
-            encode_with::<functable::shared::SharedTable<FuncSummary>>(&ctx, config, dst, progress)
+            encode_with::<table::shared::SharedTable<FuncSummary>>(&ctx, config, dst, progress)
         }
-        Design::Dashmap => encode_with::<functable::dashmap::DashmapTable<FuncSummary>>(
-            &ctx, config, dst, progress,
-        ),
-        Design::SaveMerge => encode_with::<functable::save_merge::SaveMergeTable<FuncSummary>>(
+        Design::Dashmap => {
+            encode_with::<table::dashmap::DashmapTable<FuncSummary>>(&ctx, config, dst, progress)
+        }
+        Design::SaveMerge => encode_with::<table::save_merge::SaveMergeTable<FuncSummary>>(
             &ctx, config, dst, progress,
         ),
     }?;
@@ -313,13 +315,17 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                 (&table, &next, &failed, &window, &batches);
             s.spawn(move || {
                 let mut saver = table.saver(owner as u32);
+                let mut save = |found: FoundFunction<'_, 'a>| {
+                    let entry = found.entry;
+                    saver.save(entry, save_instance(found));
+                };
                 loop {
                     let b = next.fetch_add(1, Ordering::Relaxed);
                     if b >= batches.len() || failed.load(Ordering::Relaxed) {
                         break;
                     }
                     window.wait_for(b);
-                    let chunk = ctx.encode_batch(batches[b].clone(), b as u32, &mut saver);
+                    let chunk = ctx.encode_batch(batches[b].clone(), b as u32, &mut save);
                     if tx.send((b, owner as Owner, chunk)).is_err() {
                         break;
                     }

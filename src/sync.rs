@@ -1,6 +1,6 @@
 //! The `cfg(loom)` shim: loom's atomics, cells and threads under `--cfg loom`, std's otherwise.
 //!
-//! Concurrent code that loom must be able to check (today [`crate::functable::shared`]) takes its
+//! Concurrent code that loom must be able to check (today [`crate::functions::table::shared`]) takes its
 //! atomics and interior-mutable cells from here and nowhere else, so the production build and the
 //! loom models (`loom-tests/`) compile one and the same source. [`UnsafeCell`] and [`Track`] get
 //! tiny std stand-ins with loom's API: closure access (`with`/`with_mut`) for the cell, so loom can

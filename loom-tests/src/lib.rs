@@ -1,4 +1,4 @@
-//! Harness for the loom models of `dwarf2btf::functable::shared` (the models are in `tests/`).
+//! Harness for the loom models of `dwarf2btf::functions::table::shared` (the models are in `tests/`).
 //!
 //! Run them with `RUSTFLAGS="--cfg loom" cargo test --release -p loom-tests`; without
 //! `--cfg loom` this crate and its tests compile to nothing.
@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use dwarf2btf::functable::{shared::SharedTable, FuncSaver, FuncTable, Owner};
+use dwarf2btf::functions::table::{shared::SharedTable, FuncSaver, FuncTable, Owner};
 use dwarf2btf::sync::{thread, Arc};
 
 /// What the models save: `(owner, sequence number)`, unique per save.

@@ -5,7 +5,7 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
-use dwarf2btf::functable::{shared::SharedTable, shared::BROKEN_PUSH, FuncTable};
+use dwarf2btf::functions::table::{shared::SharedTable, shared::BROKEN_PUSH, FuncTable};
 use dwarf2btf::sync::Arc;
 use loom_tests::{explore, join_and_check, spawn_savers, Inst, Plan};
 

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use dwarf2btf::functable::{shared::SharedTable, FuncTable};
+use dwarf2btf::functions::table::{shared::SharedTable, FuncTable};
 use dwarf2btf::sync::{thread, Arc};
 use loom_tests::{explore, join_and_check, spawn_savers, Inst, Plan};
 

@@ -11,18 +11,16 @@ use std::path::Path;
 use gimli::UnitHeader;
 
 use super::encoder::{encode_cu_types, IndexRole};
-use super::func_state::save_instance;
 use super::variables::{PendingSecinfo, VarEncoder};
 use crate::btf::{Btf, Endian};
 use crate::config::Features;
+use crate::dwarf::functions::FunctionInfo;
 use crate::dwarf::functions::{decode_cu_functions, Arch};
 use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError};
 use crate::dwarf::units::{Cu, R};
 use crate::dwarf::variables::decode_cu_variables;
 use crate::error::{Error, Result};
-use crate::functable::fold::FuncSummary;
-use crate::functable::FuncSaver;
-use crate::input::functions::ElfFunctions;
+use crate::input::functions::{ElfFunction, ElfFunctions};
 use crate::stats::{timed, WorkerTimes};
 
 /// Everything the workers share, read-only.
@@ -42,6 +40,21 @@ pub struct EncodeContext<'a, 'd> {
     pub verbose: bool,
     /// Called with the `.debug_info` range of each finished CU (to release its pages).
     pub release: &'d (dyn Fn(Range<usize>) + Sync),
+}
+
+/// A DWARF function with an ELF symbol of its name, found while encoding a CU: what the
+/// functions stage saves an instance of.
+pub struct FoundFunction<'f, 'a> {
+    /// The chunk's BTF, for the strings the instance adds (in pahole's string order).
+    pub chunk_btf: &'f mut Btf,
+    pub chunk: u32,
+    pub cu_index: u32,
+    /// Where the CU's local type ids start in the chunk.
+    pub type_id_off: u32,
+    pub info: &'f FunctionInfo<'a>,
+    /// The ELF function's index in [`ElfFunctions`], and the function.
+    pub entry: u32,
+    pub elf: &'f ElfFunction<'a>,
 }
 
 /// A batch of CUs, encoded.
@@ -102,12 +115,13 @@ impl<'a> EncodeContext<'a, '_> {
         Ok(None)
     }
 
-    /// Encodes CUs `range` into a new chunk, saving function instances through `saver`.
+    /// Encodes CUs `range` into a new chunk, handing every function with an ELF symbol to
+    /// `found`.
     pub fn encode_batch(
         &self,
         range: Range<usize>,
         chunk_index: u32,
-        saver: &mut impl FuncSaver<FuncSummary>,
+        found: &mut impl FnMut(FoundFunction<'_, 'a>),
     ) -> Result<Chunk> {
         let mut btf = Btf::new();
         btf.endian = self.endian;
@@ -127,7 +141,7 @@ impl<'a> EncodeContext<'a, '_> {
                 chunk.cus_skipped += 1;
                 continue;
             }
-            self.encode_cu(&mut chunk, &cu, i, chunk_index, saver)?;
+            self.encode_cu(&mut chunk, &cu, i, chunk_index, found)?;
             (self.release)(cu.range());
         }
         Ok(chunk)
@@ -139,7 +153,7 @@ impl<'a> EncodeContext<'a, '_> {
         cu: &Cu<'a>,
         cu_index: usize,
         chunk_index: u32,
-        saver: &mut impl FuncSaver<FuncSummary>,
+        found: &mut impl FnMut(FoundFunction<'_, 'a>),
     ) -> Result<()> {
         let mut times = WorkerTimes::default();
         let types = timed(&mut times.decode, || self.types(cu))?;
@@ -174,16 +188,15 @@ impl<'a> EncodeContext<'a, '_> {
                     let Some(entry) = self.funcs.find(f.name) else {
                         continue;
                     };
-                    let elf_fn = self.funcs.get(entry).expect("find returns valid indices");
-                    let inst = save_instance(
-                        &mut chunk.btf,
-                        chunk_index,
-                        cu_index as u32,
+                    found(FoundFunction {
+                        chunk_btf: &mut chunk.btf,
+                        chunk: chunk_index,
+                        cu_index: cu_index as u32,
                         type_id_off,
-                        f,
-                        elf_fn,
-                    );
-                    saver.save(entry, inst);
+                        info: f,
+                        entry,
+                        elf: self.funcs.get(entry).expect("find returns valid indices"),
+                    });
                 }
             });
         }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use dashmap::DashMap;
 use rustc_hash::FxBuildHasher;
 
-use super::shared::{check_entry, empty_entries, OwnerClaims};
+use super::{check_entry, empty_entries, OwnerClaims};
 use super::{Fold, FuncSaver, FuncTable, Owner};
 
 /// Entry → `(owner, that owner's fold)` slots, behind `dashmap`'s sharded locks.
@@ -110,7 +110,7 @@ fn by_owner<T>(mut states: OwnerStates<T>) -> Vec<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::shared::contract::{self, Inst};
+    use super::super::contract::{self, Inst};
     use super::*;
 
     #[test]

@@ -14,8 +14,8 @@ use super::fold::FuncSummary;
 use super::signature::Mismatch;
 use crate::btf::{kinds, Btf, Kind};
 use crate::config::Features;
-use crate::encode::func_state::{flags, FuncInstance};
 use crate::error::{Error, Result};
+use crate::functions::instance::{flags, FuncInstance};
 use crate::input::functions::{ElfFunction, ElfFunctions};
 
 /// `KF_FASTCALL` in a kfunc's BTF_ID_FLAGS.

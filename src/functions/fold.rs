@@ -28,8 +28,8 @@
 //! any grouping (per owner as saved, all at the end, any owner order) gives the summary of all
 //! instances, from which 1–4 read exactly what the walk over every instance reads.
 
-use super::Fold;
-use crate::encode::func_state::{flags, FuncInstance};
+use super::table::Fold;
+use crate::functions::instance::{flags, FuncInstance};
 
 /// Flags whose instance stops the prototype comparison from then on.
 const BLOCKING: u8 = flags::UNEXPECTED_REG | flags::REORDERED_PARM;
@@ -238,7 +238,7 @@ impl FuncSummary {
 mod tests {
     use super::*;
     use crate::btf::{kinds, Btf};
-    use crate::functable::signature::Signature;
+    use crate::functions::signature::Signature;
 
     /// What the final pass reads, by the walk over every instance in DWARF order that pahole's
     /// `btf_encoder__add_saved_funcs` does: (first, first compared mismatch, first's flags

@@ -1,5 +1,4 @@
-//! What a worker saves per DWARF instance of a function (pahole's `btf_encoder_func_state`),
-//! and the per-CU filter that decides which instances are saved at all.
+//! What a worker saves per DWARF instance of a function (pahole's `btf_encoder_func_state`).
 //!
 //! Type ids are local to the worker's chunk; the final pass translates them with the chunk's
 //! id offset once the chunks are concatenated. Parameter names and decl-tag values are added
@@ -7,10 +6,8 @@
 //! pahole's order; the instance keeps its own copies, because GCC stores short names inline
 //! in `.debug_info`, whose pages are released once a CU is done.
 
-use crate::btf::Btf;
-use crate::dwarf::functions::FunctionInfo;
-use crate::functable::signature::Signature;
-use crate::input::functions::ElfFunction;
+use crate::encode::chunk::FoundFunction;
+use crate::functions::signature::Signature;
 
 /// Flag bits of a [`FuncInstance`].
 pub mod flags {
@@ -72,14 +69,16 @@ fn is_optimized_clone(name: &[u8]) -> bool {
 }
 
 /// pahole's `btf_encoder__save_func`: builds the instance and adds its strings to the chunk.
-pub fn save_instance(
-    chunk_btf: &mut Btf,
-    chunk: u32,
-    cu_index: u32,
-    type_id_off: u32,
-    func: &FunctionInfo<'_>,
-    elf_fn: &ElfFunction<'_>,
-) -> FuncInstance {
+pub fn save_instance(found: FoundFunction<'_, '_>) -> FuncInstance {
+    let FoundFunction {
+        chunk_btf,
+        chunk,
+        cu_index,
+        type_id_off,
+        info: func,
+        elf: elf_fn,
+        ..
+    } = found;
     let xlate = |id: u32| if id == 0 { 0 } else { type_id_off + id };
     let mut f = 0u8;
     for (on, bit) in [

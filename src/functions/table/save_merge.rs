@@ -6,7 +6,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use super::shared::{check_entry, empty_entries, OwnerClaims};
+use super::{check_entry, empty_entries, OwnerClaims};
 use super::{Fold, FuncSaver, FuncTable, Owner};
 
 /// One owner's saves, in order: `(entry, instance)`.
@@ -90,7 +90,7 @@ impl<T: Fold> Drop for SaveMergeSaver<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::shared::contract::{self, Inst};
+    use super::super::contract::{self, Inst};
     use super::*;
 
     #[test]

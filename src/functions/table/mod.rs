@@ -1,0 +1,265 @@
+//! The function table: where parallel encoders record what they learn about each ELF function.
+//!
+//! Three designs implement one trait and must give byte-identical output:
+//! - [`shared`]: one table over the ELF functions; each entry heads a lock-free singly linked
+//!   list of per-owner nodes (`owner`, `next`, state) pushed with compare-and-swap (the 2024
+//!   "shared elf_functions" design);
+//! - [`dashmap`]: entry → per-owner states behind `dashmap`'s sharded locks;
+//! - [`save_merge`]: each encoder appends to its own plain list; one pass at the end groups
+//!   them by entry (Alan Maguire's save-then-merge, what pahole ≥ 1.29 does).
+//!
+//! Workers get a per-owner [`FuncSaver`] handle. A table keeps, per entry and owner, a
+//! [`Fold`] of that owner's instances: the shared table and dashmap fold each instance in as
+//! it is saved (the encoder-local merge), save-merge keeps plain lists and folds them at the
+//! end. After the workers have joined, [`FuncTable::finish`] hands every entry's per-owner
+//! folds to the single-threaded final pass (`final_pass.rs`), which merges across owners.
+//!
+//! The parts of the contract every design shares live here: one saver per owner
+//! ([`OwnerClaims`]), the entry range check, and the contract tests every design runs.
+
+pub mod dashmap;
+pub mod save_merge;
+pub mod shared;
+
+use std::sync::atomic::AtomicBool;
+
+/// Index of a worker (encoder) — the owner of the states it saves.
+pub type Owner = u32;
+
+/// What a table keeps per (entry, owner): that owner's instances, folded in save order.
+pub trait Fold: Send + Sized {
+    /// What a worker saves.
+    type Instance: Send;
+    /// The fold of one instance.
+    fn new(first: Self::Instance) -> Self;
+    /// Folds in the next instance.
+    fn add(&mut self, instance: Self::Instance);
+}
+
+/// Keeps every instance, in save order: the fold of the contract tests, the loom models and
+/// the contention benchmark, which check where each instance went.
+impl<T: Send> Fold for Vec<T> {
+    type Instance = T;
+    fn new(first: T) -> Self {
+        vec![first]
+    }
+    fn add(&mut self, instance: T) {
+        self.push(instance);
+    }
+}
+
+/// What one worker uses to record instances. Not shared between threads.
+pub trait FuncSaver<S: Fold> {
+    /// Records one instance of the ELF function with index `entry`.
+    fn save(&mut self, entry: u32, instance: S::Instance);
+}
+
+/// A table of per-owner folds of function instances, filled concurrently by `owners` workers.
+pub trait FuncTable<S: Fold>: Sync + Sized {
+    /// The per-worker handle.
+    type Saver<'t>: FuncSaver<S> + Send
+    where
+        Self: 't;
+
+    /// A table for `entries` ELF functions and `owners` workers.
+    fn new(entries: usize, owners: usize) -> Self;
+
+    /// The handle of worker `owner` (call once per owner; each handle goes to one thread).
+    fn saver(&self, owner: Owner) -> Self::Saver<'_>;
+
+    /// Contention seen so far: failed compare-and-swaps (shared), saves that found their shard
+    /// locked (dashmap); 0 for a design that shares nothing while encoding.
+    fn contention(&self) -> u64 {
+        0
+    }
+
+    /// After every worker has joined: for each entry (index = entry), one fold per owner that
+    /// saved into it, owners ascending, each folding that owner's instances in save order.
+    fn finish(self) -> Vec<Vec<S>>;
+}
+
+/// Enforces "one saver per owner": the shared table's soundness depends on it, and the other
+/// designs' results would silently depend on it.
+struct OwnerClaims(Box<[AtomicBool]>);
+
+impl OwnerClaims {
+    fn new(owners: usize) -> Self {
+        OwnerClaims((0..owners).map(|_| AtomicBool::new(false)).collect())
+    }
+
+    /// Claims `owner`; panics if it is out of range or already claimed. A plain std atomic even
+    /// under loom: the swap is a read-modify-write, so exactly one caller wins whatever the
+    /// ordering, and nothing else is synchronized through it.
+    fn claim(&self, owner: Owner) {
+        let flag = self.0.get(owner as usize).unwrap_or_else(|| {
+            panic!(
+                "function table: owner {owner} out of range ({} owners)",
+                self.0.len()
+            )
+        });
+        assert!(
+            !flag.swap(true, std::sync::atomic::Ordering::Relaxed),
+            "function table: owner {owner} already has a saver"
+        );
+    }
+}
+
+/// Panics unless `entry` is below `entries` (the same message in every design).
+fn check_entry(entry: u32, entries: usize) {
+    assert!(
+        (entry as usize) < entries,
+        "function table: entry {entry} out of range ({entries} entries)"
+    );
+}
+
+/// Every entry's (so far empty) list of per-owner folds.
+fn empty_entries<T>(entries: usize) -> Vec<Vec<T>> {
+    (0..entries).map(|_| Vec::new()).collect()
+}
+
+/// The contract tests every design runs, and the cross-design property test.
+#[cfg(test)]
+mod contract {
+    use std::sync::Arc;
+
+    use super::dashmap::DashmapTable;
+    use super::save_merge::SaveMergeTable;
+    use super::shared::SharedTable;
+    use super::*;
+
+    /// What a test saves: `(owner, sequence number)`, unique per save.
+    pub type Inst = (Owner, u32);
+
+    /// `plan[owner]` = the entries `owner` saves into, in order; each owner on its own thread.
+    /// Returns each entry's instances: its per-owner folds (checked to be one per owner,
+    /// owners ascending) concatenated.
+    pub fn run<F: FuncTable<Vec<Inst>>>(entries: usize, plan: &[Vec<u32>]) -> Vec<Vec<Inst>> {
+        let table = F::new(entries, plan.len());
+        std::thread::scope(|s| {
+            for (owner, saves) in (0..).zip(plan) {
+                let mut saver = table.saver(owner);
+                s.spawn(move || {
+                    for (seq, &entry) in (0..).zip(saves) {
+                        saver.save(entry, (owner, seq));
+                    }
+                });
+            }
+        });
+        table
+            .finish()
+            .into_iter()
+            .map(|folds| {
+                let owners: Vec<Owner> = folds.iter().map(|fold| fold[0].0).collect();
+                assert!(owners.windows(2).all(|w| w[0] < w[1]), "owners {owners:?}");
+                for fold in &folds {
+                    assert!(fold.iter().all(|inst| inst.0 == fold[0].0));
+                }
+                folds.concat()
+            })
+            .collect()
+    }
+
+    /// What every design must return for `plan`, computed sequentially.
+    pub fn expected(entries: usize, plan: &[Vec<u32>]) -> Vec<Vec<Inst>> {
+        let mut out = vec![Vec::new(); entries];
+        for (owner, saves) in (0..).zip(plan) {
+            for (seq, &entry) in (0..).zip(saves) {
+                out[entry as usize].push((owner, seq));
+            }
+        }
+        out
+    }
+
+    /// A reproducible random plan (xorshift; no dependency needed).
+    pub fn random_plan(seed: u64, owners: usize, saves: usize, entries: u32) -> Vec<Vec<u32>> {
+        let mut x = seed | 1;
+        (0..owners)
+            .map(|_| {
+                (0..saves)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        (x % u64::from(entries)) as u32
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The whole contract for one design.
+    pub fn check<F: FuncTable<Vec<Inst>>>() {
+        // Sequential shape: owners out of order, repeated entries, an empty entry, an owner
+        // that saves nothing.
+        let plan = vec![vec![2, 0, 2], vec![], vec![2, 1, 2, 2], vec![0]];
+        assert_eq!(run::<F>(4, &plan), expected(4, &plan));
+        assert_eq!(
+            run::<F>(4, &plan),
+            vec![
+                vec![(0, 1), (3, 0)],
+                vec![(2, 1)],
+                vec![(0, 0), (0, 2), (2, 0), (2, 2), (2, 3)],
+                vec![],
+            ]
+        );
+        assert_eq!(run::<F>(0, &[]), Vec::<Vec<Inst>>::new());
+        // Concurrent, high and low overlap.
+        for seed in 1..=8 {
+            for entries in [3, 500] {
+                let plan = random_plan(seed, 4, 2000, entries);
+                assert_eq!(
+                    run::<F>(entries as usize, &plan),
+                    expected(entries as usize, &plan)
+                );
+            }
+        }
+    }
+
+    /// A table dropped without `finish` drops every saved instance exactly once.
+    pub fn drop_without_finish<F: FuncTable<Vec<Arc<()>>>>() {
+        let token = Arc::new(());
+        {
+            let table = F::new(5, 3);
+            std::thread::scope(|s| {
+                for owner in 0..3 {
+                    let mut saver = table.saver(owner);
+                    let token = &token;
+                    s.spawn(move || {
+                        for entry in [4, 1, 4, owner] {
+                            saver.save(entry, Arc::clone(token));
+                        }
+                    });
+                }
+            });
+            assert_eq!(Arc::strong_count(&token), 13);
+        }
+        assert_eq!(Arc::strong_count(&token), 1);
+    }
+
+    /// A second saver for one owner panics.
+    pub fn second_saver_panics<F: FuncTable<Vec<Inst>>>() {
+        let table = F::new(1, 2);
+        let _first = table.saver(1);
+        let _second = table.saver(1);
+    }
+
+    /// Saving into entry 3 of a 3-entry table panics.
+    pub fn entry_out_of_range_panics<F: FuncTable<Vec<Inst>>>() {
+        let table = F::new(3, 1);
+        table.saver(0).save(3, (0, 0));
+    }
+
+    #[test]
+    fn designs_agree_under_threads() {
+        for seed in 100..120 {
+            let (owners, entries) = (2 + seed as usize % 4, [2, 17, 1000][seed as usize % 3]);
+            let plan = random_plan(seed, owners, 3000, entries);
+            let shared = run::<SharedTable<Vec<Inst>>>(entries as usize, &plan);
+            let dashmap = run::<DashmapTable<Vec<Inst>>>(entries as usize, &plan);
+            let save_merge = run::<SaveMergeTable<Vec<Inst>>>(entries as usize, &plan);
+            assert_eq!(shared, dashmap, "seed {seed}");
+            assert_eq!(shared, save_merge, "seed {seed}");
+            assert_eq!(shared, expected(entries as usize, &plan), "seed {seed}");
+        }
+    }
+}
