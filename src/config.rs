@@ -45,6 +45,10 @@ pub struct Features {
     pub global_var: bool,
     pub attributes: bool,
     pub true_signature: bool,
+    /// `layout` was asked for. Not implemented: pahole HEAD has libbpf add its kind layout
+    /// section (a `btf_layout` record per kind, and a 32-byte header pointing at it) to base
+    /// BTF; dwarf2btf writes none, says so on stderr ([`LAYOUT_NOTICE`]) when it writes base
+    /// BTF, and a strict list naming it is an error.
     pub layout: bool,
 }
 
@@ -150,6 +154,13 @@ impl Features {
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             if name == "default" {
                 self.enable_default();
+            } else if name == "layout" {
+                if strict {
+                    return Err(Error::Usage(format!(
+                        "{LAYOUT_NOTICE_HEAD}; --btf_features_strict refuses to encode without it"
+                    )));
+                }
+                self.layout = true;
             } else if UNIMPLEMENTED.contains(&name) {
                 // As pahole treats a feature whose libbpf check fails: not enabled.
                 unknown.push(format!("{name} (not implemented)"));
@@ -290,9 +301,16 @@ pub fn supported_features() -> String {
         .join(",")
 }
 
-/// Features pahole knows that dwarf2btf does not encode yet: accepted and ignored, as pahole
-/// treats a feature whose libbpf check fails.
+/// Features pahole knows that dwarf2btf does not encode yet, left out of
+/// `--supported_btf_features`. `true_signature` is accepted and ignored, as pahole treats a
+/// feature whose libbpf check fails; `layout` is recorded and announced (see
+/// [`Features::layout`]).
 pub const UNIMPLEMENTED: &[&str] = &["true_signature", "layout"];
+
+const LAYOUT_NOTICE_HEAD: &str = "feature 'layout' is not implemented";
+
+/// The stderr line of a run asked for `layout` that writes base BTF.
+pub const LAYOUT_NOTICE: &str = "feature 'layout' is not implemented; encoding without it";
 
 /// The pahole release whose command line and encoding dwarf2btf implements. `--version`
 /// prints it as pahole does, because kernel builds turn `$(PAHOLE) --version` into
@@ -453,9 +471,18 @@ mod tests {
 
     #[test]
     fn unimplemented_features_are_not_enabled_even_when_strict() {
-        let (f, unknown) = Features::from_lists(&["layout".into()], true).unwrap();
-        assert!(!f.layout);
-        assert_eq!(unknown, ["layout (not implemented)"]);
+        let (f, unknown) = Features::from_lists(&["true_signature".into()], true).unwrap();
+        assert!(!f.true_signature);
+        assert_eq!(unknown, ["true_signature (not implemented)"]);
+    }
+
+    #[test]
+    fn layout_is_recorded_and_refused_when_strict() {
+        let (f, unknown) = Features::from_lists(&["+layout".into()], false).unwrap();
+        assert!(f.layout && f.float && unknown.is_empty());
+        let e = Features::from_lists(&["+layout".into()], true).unwrap_err();
+        assert!(e.to_string().starts_with(LAYOUT_NOTICE_HEAD), "{e}");
+        assert!(LAYOUT_NOTICE.starts_with(LAYOUT_NOTICE_HEAD));
     }
 
     #[test]

@@ -10,8 +10,8 @@ use clap::{Arg, ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Par
 
 use dwarf2btf::btf::{canon, dump, read, verify, Btf};
 use dwarf2btf::config::{
-    parse_langs, supported_features, Config, FeatureArg, Features, Output, LEGACY_FLAGS,
-    PAHOLE_VERSION,
+    parse_langs, supported_features, Config, FeatureArg, Features, Output, LAYOUT_NOTICE,
+    LEGACY_FLAGS, PAHOLE_VERSION,
 };
 use dwarf2btf::{pipeline, Error, Result};
 
@@ -323,6 +323,10 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
     let (features, unknown) = Features::from_args(feature_args)?;
     if args.verbose && !unknown.is_empty() {
         eprintln!("dwarf2btf: ignoring BTF features: {}", unknown.join(", "));
+    }
+    // pahole HEAD adds the layout section to base BTF only: split BTF is the same without it.
+    if features.layout && args.btf_base.is_none() {
+        eprintln!("dwarf2btf: {LAYOUT_NOTICE}");
     }
     let lang_exclude = match args
         .lang_exclude

@@ -105,24 +105,60 @@ fn garbage_in_debug_info() {
     assert_clean_failure(&p, "DWARF");
 }
 
-#[test]
-fn unsupported_dwarf_tag_is_named() {
-    let dir = scratch("bad_atomic");
-    let src = dir.join("atomic.c");
-    std::fs::write(
-        &src,
-        "_Atomic int counter;\nint get(void) { return counter; }\n",
-    )
-    .unwrap();
-    let obj = dir.join("atomic.o");
+/// Compiles `source` (file name `name`) with `cc -c` and `flags` in a scratch directory of
+/// its own; returns the object.
+fn compile(name: &str, source: &str, cc: &str, flags: &[&str]) -> PathBuf {
+    let dir = scratch(&format!("bad_{name}"));
+    let src = dir.join(name);
+    std::fs::write(&src, source).unwrap();
+    let obj = src.with_extension("o");
     run_ok(
-        Command::new(tool("gcc"))
-            .args(["-g", "-c"])
+        Command::new(tool(cc))
+            .args(flags)
+            .arg("-c")
             .arg(&src)
             .arg("-o")
             .arg(&obj),
     );
-    assert_clean_failure(&obj, "DW_TAG_atomic_type at DIE .debug_info+0x");
+    obj
+}
+
+#[test]
+fn unsupported_dwarf_tag_is_named() {
+    let src = "int counter;\nint &ref = counter;\n";
+    let obj = compile("reference.cc", src, "g++", &["-g"]);
+    assert_clean_failure(&obj, "DW_TAG_reference_type at DIE .debug_info+0x");
+}
+
+/// `_Atomic` is dropped (tests/atomic.rs), but an atomic type that qualifies itself has no
+/// type to end on: the `DW_AT_type` of the atomic DIE (the offset the `-V` note gives) is
+/// pointed back at the DIE.
+#[test]
+fn cycle_of_atomic_types() {
+    let src = "_Atomic int counter;\nint get(void) { return counter; }\n";
+    let obj = compile("atomic.c", src, "gcc", &["-gdwarf-5"]);
+    let dir = obj.parent().unwrap();
+    let out = encode(&obj, &dir.join("atomic.btf"), &["-V"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let die = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("atomic qualifier of int dropped (DIE .debug_info+0x"))
+        .and_then(|hex| usize::from_str_radix(hex.strip_suffix(')')?, 16).ok())
+        .unwrap_or_else(|| panic!("no atomic note: {}", text(&out)));
+    // One CU at .debug_info+0: unit offsets are section offsets. The DIE is a one-byte
+    // abbreviation code and a DW_FORM_ref4 to the int.
+    let mut bytes = std::fs::read(&obj).unwrap();
+    let (off, _) = section_range(&obj, ".debug_info");
+    let at = off + die + 1;
+    let target = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    assert!(
+        target != 0 && target < die,
+        "not a ref4 to the int: {target:#x}"
+    );
+    bytes[at..at + 4].copy_from_slice(&(die as u32).to_le_bytes());
+    let p = dir.join("atomic-cycle.o");
+    std::fs::write(&p, &bytes).unwrap();
+    assert_clean_failure(&p, "cycle of atomic types");
 }
 
 #[test]

@@ -70,8 +70,9 @@
 //! - `uncertain_parm_loc` is computed for every function that is not a declaration and has
 //!   all its parameter names; pahole only computes it for the ones also found in the ELF
 //!   functions table, which only matters through the memoised "embedded at an unnatural
-//!   offset" marking. `_Atomic` is not looked through when sizing or aligning (types.rs keeps
-//!   no referenced type for it).
+//!   offset" marking.
+//! - `_Atomic` (which pahole rejects) is dropped by `types.rs`: a parameter or return type
+//!   that is `_Atomic T` has type `T`, for its BTF type and for sizing and aligning alike.
 //! - Cross-CU references (`DW_FORM_ref_addr` outside the CU, LTO) and type-unit references are
 //!   errors, as in `types.rs`.
 //!

@@ -6,6 +6,14 @@
 //! `DW_TAG_unspecified_type` out (references to it become void) and keeps everything else in
 //! DIE order. One DFS over the CU with an explicit frame stack reproduces that; DW_AT_type
 //! references are collected as unit offsets and resolved to small ids once the walk is done.
+//!
+//! `DW_TAG_atomic_type` (C11 `_Atomic`) is where this differs from pahole, which rejects it:
+//! BTF has no atomic qualifier, so, as LLVM's BPF backend does, the qualifier is dropped. An
+//! atomic DIE takes no table slot; before references are resolved it is mapped to the small
+//! id of the type it qualifies (through chains of atomics; a cycle of them is an error), so
+//! every reference to it, including the lookups of `functions.rs` and `variables.rs` through
+//! [`CuTypes::type_id_of`], sees the unqualified type. [`CuTypes::dropped_atomics`] lists them
+//! for the `-V` notes.
 
 use std::ops::Range;
 
@@ -67,7 +75,7 @@ pub enum Entry<'a> {
         params: Range<u32>,
         varargs: bool,
     },
-    /// A type DIE BTF cannot express (`_Atomic`, C++ references, pointers to members, ...).
+    /// A type DIE BTF cannot express (C++ references, pointers to members, ...).
     Unsupported {
         tag: DwTag,
     },
@@ -105,14 +113,73 @@ pub struct CuTypes<'a> {
     pub variables: Vec<u32>,
     /// Unit offsets of every `DW_TAG_subprogram` DIE, nested ones included, in DIE order.
     pub subprograms: Vec<u32>,
-    /// Small id of every type DIE by unit offset (unspecified types map to 0, void).
+    /// Small id of every type DIE by unit offset (unspecified types map to 0, void; atomic
+    /// types to the type they qualify).
     pub offset_to_id: FxHashMap<u32, u32>,
+    /// Every `DW_TAG_atomic_type` DIE, in DIE order: its unit offset and the small id of the
+    /// unqualified type that replaces it (0 = void).
+    pub dropped_atomics: Vec<(u32, u32)>,
 }
 
 impl CuTypes<'_> {
     /// The small id of the type DIE at `unit_offset` (0, void, when it is not a type).
     pub fn type_id_of(&self, unit_offset: u32) -> u32 {
         self.offset_to_id.get(&unit_offset).copied().unwrap_or(0)
+    }
+
+    /// The type with small id `id` spelled roughly as in C (`int`, `struct s *`,
+    /// `const counter_t`), for messages.
+    pub fn c_name(&self, id: u32) -> String {
+        self.c_name_depth(id, 0)
+    }
+
+    fn c_name_depth(&self, id: u32, depth: usize) -> String {
+        let Some(entry) = id.checked_sub(1).and_then(|i| self.entries.get(i as usize)) else {
+            return "void".into();
+        };
+        if depth > 8 {
+            return "...".into();
+        }
+        let named = |what: &str, name: &[u8]| {
+            let name = if name.is_empty() {
+                "(anon)".into()
+            } else {
+                String::from_utf8_lossy(name)
+            };
+            format!("{what}{name}")
+        };
+        let inner = |ty: u32| self.c_name_depth(ty, depth + 1);
+        match entry {
+            Entry::Base { name, .. } | Entry::Typedef { name, .. } => named("", name),
+            Entry::Composite {
+                union: true, name, ..
+            } => named("union ", name),
+            Entry::Composite { name, .. } => named("struct ", name),
+            Entry::Enum { name, .. } => named("enum ", name),
+            Entry::Modifier {
+                kind: Kind::Ptr,
+                ty,
+            } => format!("{} *", inner(*ty)),
+            Entry::Modifier { kind, ty } => {
+                let q = match kind {
+                    Kind::Const => "const",
+                    Kind::Volatile => "volatile",
+                    _ => "restrict",
+                };
+                let t = inner(*ty);
+                if t.ends_with('*') {
+                    format!("{t}{q}")
+                } else {
+                    format!("{q} {t}")
+                }
+            }
+            Entry::TypeTag { value, ty } => {
+                format!("{} __tag({})", inner(*ty), String::from_utf8_lossy(value))
+            }
+            Entry::Array { elem, nelems } => format!("{}[{nelems}]", inner(*elem)),
+            Entry::FuncProto { .. } => "function type".into(),
+            Entry::Unsupported { tag } => tag.static_string().unwrap_or("DW_TAG_?").into(),
+        }
     }
 
     /// The small id of the first base type named `int`, as `cu__find_base_type_by_name`.
@@ -229,6 +296,8 @@ struct Walker<'a, 'd> {
     raw_refs: Vec<RawRef>,
     param_refs: Vec<RawRef>,
     offset_to_id: FxHashMap<u32, u32>,
+    /// `DW_TAG_atomic_type` DIEs by unit offset: their raw `DW_AT_type`.
+    atomics: FxHashMap<u32, RawRef>,
     specs: Vec<(usize, u32)>,
     enum_signed: Vec<(usize, u32)>,
     frames: Vec<Frame<'a>>,
@@ -255,11 +324,13 @@ pub fn decode_cu_types<'a>(
         raw_refs: Vec::new(),
         param_refs: Vec::new(),
         offset_to_id: FxHashMap::default(),
+        atomics: FxHashMap::default(),
         specs: Vec::new(),
         enum_signed: Vec::new(),
         frames: Vec::new(),
     };
     w.walk()?;
+    w.resolve_atomics()?;
     w.resolve()?;
     Ok(w.out)
 }
@@ -636,8 +707,13 @@ impl<'a> Walker<'a, '_> {
                 self.offset_to_id.insert(offset, 0);
                 (FrameKind::Other, None)
             }
-            DW_TAG_atomic_type
-            | DW_TAG_reference_type
+            DW_TAG_atomic_type => {
+                // No slot: resolve_atomics maps it to the type it qualifies.
+                self.atomics.insert(offset, ty);
+                self.out.dropped_atomics.push((offset, 0));
+                (FrameKind::Other, None)
+            }
+            DW_TAG_reference_type
             | DW_TAG_rvalue_reference_type
             | DW_TAG_ptr_to_member_type
             | DW_TAG_string_type => (FrameKind::Other, Some(Entry::Unsupported { tag })),
@@ -758,6 +834,37 @@ impl<'a> Walker<'a, '_> {
         } else {
             self.offset_to_id.get(&r).copied().unwrap_or(0)
         }
+    }
+
+    /// Maps each atomic DIE to the small id of the type it qualifies, following chains of
+    /// atomics; every atomic is resolved once. A chain longer than the number of atomics has
+    /// met one twice: a cycle, which no type can end.
+    fn resolve_atomics(&mut self) -> Result<(), DecodeError> {
+        let mut chain = Vec::new();
+        for i in 0..self.out.dropped_atomics.len() {
+            let start = self.out.dropped_atomics[i].0;
+            let mut cur = start;
+            chain.clear();
+            while let Some(&target) = self.atomics.get(&cur) {
+                if self.offset_to_id.contains_key(&cur) {
+                    break; // resolved earlier, as part of another chain
+                }
+                if chain.len() >= self.atomics.len() {
+                    return Err(self.err(
+                        start,
+                        "DW_TAG_atomic_type refers to itself through a cycle of atomic types",
+                    ));
+                }
+                chain.push(cur);
+                cur = target;
+            }
+            let id = self.res(cur);
+            for &o in &chain {
+                self.offset_to_id.insert(o, id);
+            }
+            self.out.dropped_atomics[i].1 = id;
+        }
+        Ok(())
     }
 
     /// Turns every raw reference into a small id and computes member bit offsets.

@@ -2,13 +2,15 @@
 //!
 //! Per CU, in pahole's order: the types table (then the synthetic `int` and decl tags), the
 //! function instances (saved into the shared function table, strings added to the chunk), the
-//! variables (VAR + decl tags; their DATASEC entries are buffered). Type ids are local to the
-//! chunk; [`super::concat`] shifts them when the chunk joins the run's BTF.
+//! variables (VAR + decl tags; their DATASEC entries are buffered). Under `-V`, a CU's notes
+//! (dropped `_Atomic` qualifiers, then the variables' messages) join the chunk's messages,
+//! which the pipeline prints in CU order. Type ids are local to the chunk; [`super::concat`]
+//! shifts them when the chunk joins the run's BTF.
 
 use std::ops::Range;
 use std::path::Path;
 
-use gimli::UnitHeader;
+use gimli::{UnitHeader, UnitOffset};
 
 use super::encoder::{encode_cu_types, IndexRole};
 use super::variables::{PendingSecinfo, VarEncoder};
@@ -157,6 +159,17 @@ impl<'a> EncodeContext<'a, '_> {
     ) -> Result<()> {
         let mut times = WorkerTimes::default();
         let types = timed(&mut times.decode, || self.types(cu))?;
+        if self.verbose {
+            chunk
+                .messages
+                .extend(types.dropped_atomics.iter().map(|&(die, id)| {
+                    format!(
+                        "atomic qualifier of {} dropped (DIE .debug_info+{:#x})",
+                        types.c_name(id),
+                        cu.die_offset(UnitOffset(die as usize))
+                    )
+                }));
+        }
         let role = match self.index_cu {
             Some(k) if cu_index == k => IndexRole::Establish,
             Some(k) if cu_index > k => IndexRole::After,
