@@ -1,12 +1,10 @@
 //! The sharded-lock function table ([`DashmapTable`]): entry → per-owner states in a
 //! `dashmap::DashMap`, each save done under the write lock of the entry's shard.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use dashmap::DashMap;
 use rustc_hash::FxBuildHasher;
 
-use super::{check_entry, empty_entries, OwnerClaims};
+use super::{check_entry, empty_entries, Contention, LocalContention, OwnerClaims};
 use super::{Fold, FuncSaver, FuncTable, Owner};
 
 /// Entry → `(owner, that owner's fold)` slots, behind `dashmap`'s sharded locks.
@@ -14,8 +12,8 @@ pub struct DashmapTable<T> {
     entries: usize,
     map: DashMap<u32, Exclusive<OwnerStates<T>>, FxBuildHasher>,
     claims: OwnerClaims,
-    /// Saves that found their shard locked, added by each saver when it is dropped.
-    lock_waits: AtomicU64,
+    /// Saves that found their shard locked.
+    lock_waits: Contention,
 }
 
 /// The per-owner handle of a [`DashmapTable`].
@@ -23,15 +21,7 @@ pub struct DashmapSaver<'t, T> {
     table: &'t DashmapTable<T>,
     owner: Owner,
     /// This saver's saves that found their shard locked.
-    lock_waits: u64,
-}
-
-impl<T> Drop for DashmapSaver<'_, T> {
-    fn drop(&mut self) {
-        self.table
-            .lock_waits
-            .fetch_add(self.lock_waits, Ordering::Relaxed);
-    }
+    lock_waits: LocalContention<'t>,
 }
 
 /// One entry's per-owner folds: `(owner, its fold)`, distinct owners, in first-save order.
@@ -57,7 +47,7 @@ impl<T: Fold> FuncTable<T> for DashmapTable<T> {
             entries,
             map: DashMap::with_capacity_and_hasher(entries, FxBuildHasher),
             claims: OwnerClaims::new(owners),
-            lock_waits: AtomicU64::new(0),
+            lock_waits: Contention::default(),
         }
     }
 
@@ -66,12 +56,12 @@ impl<T: Fold> FuncTable<T> for DashmapTable<T> {
         DashmapSaver {
             table: self,
             owner,
-            lock_waits: 0,
+            lock_waits: self.lock_waits.local(),
         }
     }
 
     fn contention(&self) -> u64 {
-        self.lock_waits.load(Ordering::Relaxed)
+        self.lock_waits.total()
     }
 
     fn finish(self) -> Vec<Vec<T>> {
@@ -89,7 +79,7 @@ impl<T: Fold> FuncSaver<T> for DashmapSaver<'_, T> {
         let slot = match self.table.map.try_entry(entry) {
             Some(slot) => slot,
             None => {
-                self.lock_waits += 1;
+                self.lock_waits.add(1);
                 self.table.map.entry(entry)
             }
         };
@@ -110,35 +100,15 @@ fn by_owner<T>(mut states: OwnerStates<T>) -> Vec<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::contract::{self, Inst};
+    use super::super::contract_tests;
     use super::*;
 
-    #[test]
-    fn contract() {
-        contract::check::<DashmapTable<Vec<Inst>>>();
-    }
+    contract_tests!(DashmapTable);
 
     #[test]
     fn by_owner_orders_owners() {
         let states = vec![(3, vec![30, 31, 32]), (0, vec![0]), (1, vec![10])];
         assert_eq!(by_owner(states), [vec![0], vec![10], vec![30, 31, 32]]);
         assert_eq!(by_owner::<u8>(Vec::new()), Vec::<u8>::new());
-    }
-
-    #[test]
-    fn drop_without_finish() {
-        contract::drop_without_finish::<DashmapTable<Vec<std::sync::Arc<()>>>>();
-    }
-
-    #[test]
-    #[should_panic(expected = "already has a saver")]
-    fn second_saver_panics() {
-        contract::second_saver_panics::<DashmapTable<Vec<Inst>>>();
-    }
-
-    #[test]
-    #[should_panic(expected = "entry 3 out of range")]
-    fn entry_out_of_range_panics() {
-        contract::entry_out_of_range_panics::<DashmapTable<Vec<Inst>>>();
     }
 }

@@ -21,7 +21,7 @@ pub mod dashmap;
 pub mod save_merge;
 pub mod shared;
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Index of a worker (encoder) — the owner of the states it saves.
 pub type Owner = u32;
@@ -104,6 +104,45 @@ impl OwnerClaims {
     }
 }
 
+/// A design's contention count (failed CAS, lock waits): each saver counts in its own
+/// [`LocalContention`] and adds the count when dropped, so counting adds no shared write to the
+/// hot path. A plain std atomic even under loom: a statistic, nothing is synchronized by it.
+#[derive(Default)]
+struct Contention(AtomicU64);
+
+impl Contention {
+    /// A saver's counter.
+    fn local(&self) -> LocalContention<'_> {
+        LocalContention {
+            total: &self.0,
+            count: 0,
+        }
+    }
+
+    /// What the savers dropped so far counted.
+    fn total(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// One saver's contention count, added to its table's [`Contention`] when dropped.
+struct LocalContention<'t> {
+    total: &'t AtomicU64,
+    count: u64,
+}
+
+impl LocalContention<'_> {
+    fn add(&mut self, n: u64) {
+        self.count += n;
+    }
+}
+
+impl Drop for LocalContention<'_> {
+    fn drop(&mut self) {
+        self.total.fetch_add(self.count, Ordering::Relaxed);
+    }
+}
+
 /// Panics unless `entry` is below `entries` (the same message in every design).
 fn check_entry(entry: u32, entries: usize) {
     assert!(
@@ -118,6 +157,38 @@ fn empty_entries<T>(entries: usize) -> Vec<Vec<T>> {
 }
 
 /// The contract tests every design runs, and the cross-design property test.
+/// The contract tests of one design: `contract_tests!(SharedTable)` inside its test module.
+#[cfg(test)]
+macro_rules! contract_tests {
+    ($table:ident) => {
+        use super::super::contract::{self, Inst};
+
+        #[test]
+        fn contract() {
+            contract::check::<$table<Vec<Inst>>>();
+        }
+
+        #[test]
+        fn drop_without_finish() {
+            contract::drop_without_finish::<$table<Vec<std::sync::Arc<()>>>>();
+        }
+
+        #[test]
+        #[should_panic(expected = "already has a saver")]
+        fn second_saver_panics() {
+            contract::second_saver_panics::<$table<Vec<Inst>>>();
+        }
+
+        #[test]
+        #[should_panic(expected = "entry 3 out of range")]
+        fn entry_out_of_range_panics() {
+            contract::entry_out_of_range_panics::<$table<Vec<Inst>>>();
+        }
+    };
+}
+#[cfg(test)]
+use contract_tests;
+
 #[cfg(test)]
 mod contract {
     use std::sync::Arc;

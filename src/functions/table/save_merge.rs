@@ -90,30 +90,10 @@ impl<T: Fold> Drop for SaveMergeSaver<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::contract::{self, Inst};
+    use super::super::contract_tests;
     use super::*;
 
-    #[test]
-    fn contract() {
-        contract::check::<SaveMergeTable<Vec<Inst>>>();
-    }
-
-    #[test]
-    fn drop_without_finish() {
-        contract::drop_without_finish::<SaveMergeTable<Vec<std::sync::Arc<()>>>>();
-    }
-
-    #[test]
-    #[should_panic(expected = "already has a saver")]
-    fn second_saver_panics() {
-        contract::second_saver_panics::<SaveMergeTable<Vec<Inst>>>();
-    }
-
-    #[test]
-    #[should_panic(expected = "entry 3 out of range")]
-    fn entry_out_of_range_panics() {
-        contract::entry_out_of_range_panics::<SaveMergeTable<Vec<Inst>>>();
-    }
+    contract_tests!(SaveMergeTable);
 
     #[test]
     fn saves_reach_the_table_when_the_saver_drops() {

@@ -15,9 +15,11 @@
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::ptr;
-use std::sync::atomic::AtomicU64;
 
-use super::{check_entry, empty_entries, Fold, FuncSaver, FuncTable, Owner, OwnerClaims};
+use super::{
+    check_entry, empty_entries, Contention, Fold, FuncSaver, FuncTable, LocalContention, Owner,
+    OwnerClaims,
+};
 use crate::sync::{AtomicPtr, Ordering, Track, UnsafeCell};
 
 /// Test-only switch (loom builds only): when set, a push is `load` + `store` instead of a
@@ -34,9 +36,8 @@ pub struct SharedTable<T> {
     /// table is finished or dropped.
     arenas: Box<[UnsafeCell<Arena<T>>]>,
     claims: OwnerClaims,
-    /// Failed compare-and-swaps, added by each saver when it is dropped (a statistic only: a
-    /// plain std atomic even under loom, nothing is synchronized through it).
-    cas_retries: AtomicU64,
+    /// Failed compare-and-swaps.
+    cas_retries: Contention,
 }
 
 /// One owner's fold for one entry.
@@ -182,16 +183,8 @@ unsafe impl<T: Send> Sync for SharedTable<T> {}
 pub struct SharedSaver<'t, T> {
     table: &'t SharedTable<T>,
     owner: Owner,
-    /// This saver's failed compare-and-swaps, handed to the table when it is dropped.
-    cas_retries: u64,
-}
-
-impl<T> Drop for SharedSaver<'_, T> {
-    fn drop(&mut self) {
-        self.table
-            .cas_retries
-            .fetch_add(self.cas_retries, std::sync::atomic::Ordering::Relaxed);
-    }
+    /// This saver's failed compare-and-swaps.
+    cas_retries: LocalContention<'t>,
 }
 
 impl<T> SharedTable<T> {
@@ -276,7 +269,7 @@ impl<T: Fold> FuncTable<T> for SharedTable<T> {
                 .collect(),
             arenas: (0..owners).map(|_| UnsafeCell::new(Arena::new())).collect(),
             claims: OwnerClaims::new(owners),
-            cas_retries: AtomicU64::new(0),
+            cas_retries: Contention::default(),
         }
     }
 
@@ -285,12 +278,12 @@ impl<T: Fold> FuncTable<T> for SharedTable<T> {
         SharedSaver {
             table: self,
             owner,
-            cas_retries: 0,
+            cas_retries: self.cas_retries.local(),
         }
     }
 
     fn contention(&self) -> u64 {
-        self.cas_retries.load(std::sync::atomic::Ordering::Relaxed)
+        self.cas_retries.total()
     }
 
     fn finish(self) -> Vec<Vec<T>> {
@@ -336,7 +329,7 @@ impl<T: Fold> FuncSaver<T> for SharedSaver<'_, T> {
                     .with_mut(|arena| unsafe { (*arena).alloc(node) });
                 // Only `self` pushes nodes of `self.owner`, so none can have appeared since the
                 // walk: a failed CAS in `push` needs a re-link, never a re-check.
-                self.cas_retries += SharedTable::push(head, node, first);
+                self.cas_retries.add(SharedTable::push(head, node, first));
             }
         }
     }
@@ -344,30 +337,10 @@ impl<T: Fold> FuncSaver<T> for SharedSaver<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::contract::{self, Inst};
+    use super::super::contract_tests;
     use super::*;
 
-    #[test]
-    fn contract() {
-        contract::check::<SharedTable<Vec<Inst>>>();
-    }
-
-    #[test]
-    fn drop_without_finish() {
-        contract::drop_without_finish::<SharedTable<Vec<std::sync::Arc<()>>>>();
-    }
-
-    #[test]
-    #[should_panic(expected = "already has a saver")]
-    fn second_saver_panics() {
-        contract::second_saver_panics::<SharedTable<Vec<Inst>>>();
-    }
-
-    #[test]
-    #[should_panic(expected = "entry 3 out of range")]
-    fn entry_out_of_range_panics() {
-        contract::entry_out_of_range_panics::<SharedTable<Vec<Inst>>>();
-    }
+    contract_tests!(SharedTable);
 
     #[test]
     #[should_panic(expected = "owner 2 out of range")]
