@@ -15,8 +15,9 @@ DWARF2BTF_MODULES=$(scripts/fetch-kernel.sh --modules)
 export DWARF2BTF_VMLINUX DWARF2BTF_MODULES DWARF2BTF_REQUIRE_KERNEL=1
 
 cargo test --release --workspace
-# loom models of the lock-free function table (own target dir: --cfg loom rebuilds everything)
-RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p loom-tests --tests
+# loom models of the lock-free function table and the dedup hand-over (own target dir:
+# --cfg dwarf2btf_loom rebuilds everything)
+RUSTFLAGS="--cfg dwarf2btf_loom" CARGO_TARGET_DIR=target/loom cargo test --release -p loom-tests --tests
 # real kernels built with dwarf2btf as PAHOLE, booted under qemu, accepting their own BTF
 for version in ${KERNEL_BUILDS-6.12 6.1}; do
   scripts/kernel-build.sh "$version"

@@ -1,13 +1,14 @@
 //! Harness for the loom models of `dwarf2btf::functions::table::shared` (the models are in `tests/`).
 //!
-//! Run them with `RUSTFLAGS="--cfg loom" cargo test --release -p loom-tests`; without
-//! `--cfg loom` this crate and its tests compile to nothing.
-#![cfg(loom)]
+//! Run them with `RUSTFLAGS="--cfg dwarf2btf_loom" cargo test --release -p loom-tests`; without
+//! `--cfg dwarf2btf_loom` this crate and its tests compile to nothing.
+#![cfg(dwarf2btf_loom)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use dwarf2btf::dedup::handover::Progress;
 use dwarf2btf::functions::table::{shared::SharedTable, FuncSaver, FuncTable, Owner};
-use dwarf2btf::sync::{thread, Arc};
+use dwarf2btf::sync::{thread, Arc, AtomicU32};
 
 /// What the models save: `(owner, sequence number)`, unique per save.
 pub type Inst = (Owner, u32);
@@ -31,6 +32,27 @@ pub fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
     let executions = executions.load(Ordering::Relaxed);
     eprintln!("loom model {name}: {executions} executions");
     assert!(executions > 1, "model {name} has a single interleaving");
+}
+
+/// Explores `model`, which a test switch has broken, and checks that loom fails it, with a
+/// message containing `reason`: proof that the models catch the bug the switch plants.
+pub fn expect_failure(name: &str, reason: &str, model: impl Fn() + Sync + Send + 'static) {
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| explore(name, model)));
+    std::panic::set_hook(quiet);
+    let message = match result {
+        Ok(()) => panic!("model {name}: loom explored every interleaving and found no failure"),
+        Err(payload) => payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default(),
+    };
+    assert!(
+        message.contains(reason),
+        "model {name}: loom failed for another reason: {message}"
+    );
 }
 
 /// Starts one thread per owner of `plan`, each saving its entries through its own saver.
@@ -91,4 +113,19 @@ pub fn join_and_check(
     }
     let got: Vec<Vec<Inst>> = folds.into_iter().map(|folds| folds.concat()).collect();
     assert_eq!(got, expected, "an instance is lost or misplaced");
+}
+
+/// For the dedup hand-over models: a `map` of `types` unprocessed types, a fresh progress, and
+/// a thread running `struct_phase` on them, as the struct phase does beside the classifier.
+pub fn spawn_struct_phase(
+    types: usize,
+    struct_phase: impl FnOnce(&[AtomicU32], &Progress) + Send + 'static,
+) -> (Arc<Vec<AtomicU32>>, Arc<Progress>, thread::JoinHandle<()>) {
+    let map: Arc<Vec<AtomicU32>> = Arc::new((0..types).map(|_| AtomicU32::new(u32::MAX)).collect());
+    let progress = Arc::new(Progress::default());
+    let writer = {
+        let (map, progress) = (Arc::clone(&map), Arc::clone(&progress));
+        thread::spawn(move || struct_phase(&map, &progress))
+    };
+    (map, progress, writer)
 }

@@ -1,5 +1,5 @@
 //! loom models of the shared function table's find-or-insert, save, walk and finish.
-#![cfg(loom)]
+#![cfg(dwarf2btf_loom)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -79,6 +79,7 @@
 mod ahead;
 mod compact;
 mod fwd;
+pub mod handover;
 mod hash;
 mod par;
 mod prim;
@@ -87,7 +88,8 @@ mod strings;
 mod structs;
 mod table;
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use crate::sync::{AtomicU32, Ordering};
+use handover::Progress;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -488,7 +490,7 @@ pub(crate) struct Dedup {
     pub(crate) equiv_stack: Vec<(u32, u32)>,
     /// How far phases 2–4 are, for the thread classifying reference types meanwhile: every
     /// id below it is processed (`refs::DONE`: the phases are over).
-    pub(crate) progress: Arc<AtomicU32>,
+    pub(crate) progress: Arc<Progress>,
     threads: usize,
     /// When each phase ended, for [`dedup_timed`].
     marks: Vec<(&'static str, Instant)>,
@@ -551,7 +553,7 @@ impl Dedup {
             hypot_adjust_canon: false,
             table: CandTable::new(opts.force_collisions, cnt / 4),
             equiv_stack: Vec::new(),
-            progress: Arc::new(AtomicU32::new(0)),
+            progress: Arc::new(Progress::default()),
             threads: opts.threads,
             marks: Vec::new(),
         }
@@ -589,7 +591,7 @@ impl Dedup {
         };
         let classified = if self.threads == 1 {
             let phases = self.dedup_non_ref_types();
-            self.progress.store(refs::DONE, Ordering::Release);
+            self.progress.finish();
             let classified = phases.and_then(|()| classify())?;
             self.mark("reference order");
             classified
@@ -600,7 +602,7 @@ impl Dedup {
             std::thread::scope(|s| {
                 let helper = s.spawn(classify);
                 let phases = self.dedup_non_ref_types();
-                self.progress.store(refs::DONE, Ordering::Release);
+                self.progress.finish();
                 let classified = helper
                     .join()
                     .unwrap_or_else(|p| std::panic::resume_unwind(p));

@@ -37,10 +37,11 @@ use hashbrown::HashTable;
 use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
 
+use super::handover::{self, Progress};
 use super::hash::{self, kind_of, vlen};
-use super::{for_each_id_field, kind, record_len, Dedup, Rec, MAX_NR_TYPES};
+use super::{for_each_id_field, kind, record_len, Dedup, Rec};
 use crate::error::{Error, Result};
-use std::sync::atomic::{AtomicU32, Ordering};
+use crate::sync::{AtomicU32, Ordering};
 
 /// An exact-equality predicate on two records.
 type Equal = fn(&[u32], &[u32]) -> bool;
@@ -154,10 +155,6 @@ impl Classes {
     }
 }
 
-/// `progress` once phases 2–4 are over (every canonical id final).
-pub(crate) const DONE: u32 = u32::MAX;
-/// How long the classifying thread sleeps before looking at `progress` again.
-const WAIT: std::time::Duration = std::time::Duration::from_micros(200);
 /// While reference types are classified, their `map` entry holds `CLASS | class number`, or
 /// `DEFERRED` when classification waits for phases 2–4 to end. Both are above
 /// `MAX_NR_TYPES`, so every phase reads them as "not mapped", exactly as libbpf's struct phase
@@ -223,33 +220,15 @@ struct KeyView<'a> {
     own: &'a [u32],
     recs: &'a [Rec],
     map: &'a [AtomicU32],
-    progress: &'a AtomicU32,
+    progress: &'a Progress,
 }
 
 impl KeyView<'_> {
-    /// The canonical id of the non-reference type `id` once it is final: `None` if it may
-    /// still change. Only the end of a map chain is ever rewritten, and a canonical type
-    /// other than a FWD never is (FWDs are resolved up to the end of phase 4); so a chain
-    /// ending at a canonical non-FWD type, or any chain once the phases are over, is final.
+    /// The canonical id of the non-reference type `id` once it is final (see `handover.rs`).
     fn final_id(&self, id: u32) -> Option<u32> {
-        let mut done = self.progress.load(Ordering::Acquire);
-        while done != DONE && done <= id {
-            // Sleep rather than spin: the struct phase needs the core (or its sibling).
-            std::thread::sleep(WAIT);
-            done = self.progress.load(Ordering::Acquire);
-        }
-        let mut end = id;
-        loop {
-            let m = self.map[end as usize].load(Ordering::Relaxed);
-            if m > MAX_NR_TYPES {
-                return None;
-            }
-            if m == end {
-                break;
-            }
-            end = m;
-        }
-        (done == DONE || self.recs[end as usize].kind != kind::FWD).then_some(end)
+        handover::final_id(self.map, self.progress, id, |t| {
+            self.recs[t as usize].kind == kind::FWD
+        })
     }
 
     /// The record of reference type `id` with referenced non-reference types replaced by
@@ -287,7 +266,7 @@ pub(crate) fn classify_early(
     recs: &[Rec],
     map: &[AtomicU32],
     order: &[u32],
-    progress: &AtomicU32,
+    progress: &Progress,
 ) -> EarlyClasses {
     let view = KeyView {
         own,

@@ -82,7 +82,6 @@ use super::ahead::Ahead;
 use super::hash::{self, kind_of, vlen};
 use super::{kind, Dedup, Graph, MAX_NR_TYPES, UNPROCESSED};
 use crate::error::{Error, Result};
-use std::sync::atomic::Ordering;
 
 /// How often (in ids) the struct phase tells the reference-type thread how far it is.
 const PUBLISH_EVERY: u32 = 256;
@@ -102,7 +101,7 @@ impl Dedup {
             ahead.advance(self.types.graph(), id);
             self.dedup_struct_type(id)?;
             if id % PUBLISH_EVERY == 0 {
-                self.progress.store(id + 1, Ordering::Release);
+                self.progress.publish(id + 1);
             }
         }
         Ok(())

@@ -9,7 +9,7 @@
 //! `finish` and `drop` go through the arenas, owner by owner, in allocation order.
 //!
 //! Atomics and cells come from [`crate::sync`] only, so `loom-tests/` model-checks this very
-//! code. Under `--cfg loom`, and only there, `BROKEN_PUSH` turns the push into a racy
+//! code. Under `--cfg dwarf2btf_loom`, and only there, `BROKEN_PUSH` turns the push into a racy
 //! load + store, so a model can show that loom catches the lost update.
 
 use std::marker::PhantomData;
@@ -25,7 +25,7 @@ use crate::sync::{AtomicPtr, Ordering, Track, UnsafeCell};
 /// Test-only switch (loom builds only): when set, a push is `load` + `store` instead of a
 /// compare-and-swap, which loses nodes under contention. Never set it outside a loom model
 /// that expects the failure (it is process-global: keep such models in their own test binary).
-#[cfg(loom)]
+#[cfg(dwarf2btf_loom)]
 pub static BROKEN_PUSH: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The shared table: one lock-free list of per-owner nodes per entry.
@@ -210,7 +210,7 @@ impl<T> SharedTable<T> {
     /// value last read (with Acquire) and already stored in `node`'s `next`. Returns how many
     /// compare-and-swaps failed.
     fn push(head: &AtomicPtr<Node<T>>, node: *mut Node<T>, mut expected: *mut Node<T>) -> u64 {
-        #[cfg(loom)]
+        #[cfg(dwarf2btf_loom)]
         if BROKEN_PUSH.load(std::sync::atomic::Ordering::Relaxed) {
             // Deliberately wrong: another push between the caller's load and this store is lost.
             head.store(node, Ordering::Release);
