@@ -4,7 +4,7 @@
 
 use super::Sink;
 use crate::btf::kinds::{self, Kind};
-use crate::btf::write::MAGIC;
+use crate::btf::read;
 use crate::btf::Endian;
 
 /// Length of the header fields a 6.1 kernel knows; extra header bytes must be zero.
@@ -18,17 +18,6 @@ pub(super) struct Header {
     pub(super) type_len: u32,
     pub(super) str_off: u32,
     pub(super) str_len: u32,
-}
-
-fn rd32(data: &[u8], off: usize, endian: Endian) -> u32 {
-    let mut b = [0u8; 4];
-    if let Some(s) = data.get(off..off + 4) {
-        b.copy_from_slice(s);
-    }
-    match endian {
-        Endian::Little => u32::from_le_bytes(b),
-        Endian::Big => u32::from_be_bytes(b),
-    }
 }
 
 pub(super) fn section(body: &[u8], off: u32, len: u32) -> &[u8] {
@@ -48,11 +37,7 @@ pub(super) fn check_header(data: &[u8], split: bool, sink: &mut Sink) -> Option<
         );
         return None;
     }
-    let endian = if data[..2] == MAGIC.to_le_bytes() {
-        Endian::Little
-    } else if data[..2] == MAGIC.to_be_bytes() {
-        Endian::Big
-    } else {
+    let Some(endian) = read::byte_order(data) else {
         sink.push(
             None,
             "H1-magic",
@@ -63,7 +48,8 @@ pub(super) fn check_header(data: &[u8], split: bool, sink: &mut Sink) -> Option<
         );
         return None;
     };
-    let hdr_len = rd32(data, 4, endian) as usize;
+    let word_at = |off| endian.u32_at(data, off).unwrap_or(0);
+    let hdr_len = word_at(4) as usize;
     if hdr_len > data.len() {
         sink.push(
             None,
@@ -116,10 +102,10 @@ pub(super) fn check_header(data: &[u8], split: bool, sink: &mut Sink) -> Option<
     let h = Header {
         endian,
         hdr_len,
-        type_off: rd32(data, 8, endian),
-        type_len: rd32(data, 12, endian),
-        str_off: rd32(data, 16, endian),
-        str_len: rd32(data, 20, endian),
+        type_off: word_at(8),
+        type_len: word_at(12),
+        str_off: word_at(16),
+        str_len: word_at(20),
     };
 
     // btf_check_sec_info: the sections, sorted by offset, must tile the body exactly.

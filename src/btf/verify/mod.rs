@@ -64,7 +64,7 @@ use std::sync::Arc;
 
 use super::kinds::{self, Kind};
 use super::strings::StringTable;
-use super::{Btf, Endian};
+use super::Btf;
 use header::{check_header, check_strings, scan_records, section};
 use meta::name_valid;
 use record::{Member, T};
@@ -112,16 +112,7 @@ pub fn verify_bytes(data: &[u8], base: Option<&Arc<Btf>>) -> Vec<Problem> {
         sink.push(None, "H5-no-types", "base BTF without any type".into());
     }
 
-    let words: Vec<u32> = tsec
-        .chunks_exact(4)
-        .map(|c| {
-            let b = [c[0], c[1], c[2], c[3]];
-            match h.endian {
-                Endian::Little => u32::from_le_bytes(b),
-                Endian::Big => u32::from_be_bytes(b),
-            }
-        })
-        .collect();
+    let words = h.endian.words(tsec);
     let start_id = base.map_or(1, |b| b.type_cnt());
     let (offs, mut truncated) = scan_records(&words, start_id, &mut sink);
     if !truncated && !tsec.len().is_multiple_of(4) {
