@@ -9,7 +9,8 @@
 //! ```
 //!
 //! `btf` holds the format itself: building, reading, writing, verifying, comparing and
-//! distilling BTF. `pipeline` runs the stages; `progress` draws its line on a terminal; `stats` measures the
+//! distilling BTF; it depends on no stage. `mapped` maps files, for `input` and `btf` alike.
+//! `pipeline` runs the stages; `progress` draws its line on a terminal; `stats` measures the
 //! run (`-V`, `--stats`).
 
 pub mod btf;
@@ -20,6 +21,7 @@ pub mod encode;
 pub mod error;
 pub mod functions;
 pub mod input;
+pub mod mapped;
 pub mod output;
 pub mod pipeline;
 pub mod progress;

@@ -249,11 +249,7 @@ fn print_stdout(text: &str) -> Result<()> {
 
 fn run_verify(file: &Path, base: Option<PathBuf>) -> Result<ExitCode> {
     let data = std::fs::read(file).map_err(|e| Error::io(file, e))?;
-    let data = if data.starts_with(b"\x7fELF") {
-        dwarf2btf::input::elf::btf_section(file, &data)?
-    } else {
-        data
-    };
+    let data = read::btf_bytes(file, &data)?;
     let base = load_base(base)?;
     let problems = verify::verify_bytes(&data, base.as_ref());
     if problems.is_empty() {

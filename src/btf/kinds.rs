@@ -2,12 +2,16 @@
 //!
 //! This is the vocabulary every other BTF module speaks: what a kind number means, how `info`
 //! packs kind, vlen and kind_flag, and how many 32-bit words a record of a kind occupies.
+//! Code that matches on raw kind numbers in hot loops (the dedup, like libbpf's switches) uses
+//! the [`kind`] constants, which are defined from [`Kind`], instead of converting to [`Kind`].
 
 /// The largest type id the kernel accepts (`BTF_MAX_TYPE`).
 pub const MAX_TYPE_ID: u32 = 0x000f_ffff;
 /// libbpf's internal limit on types in one BTF (`BTF_MAX_NR_TYPES`); pre-dedup BTF of a
-/// kernel exceeds [`MAX_TYPE_ID`], only the final BTF must stay below it.
+/// kernel exceeds [`MAX_TYPE_ID`], only the final BTF must stay below it. The dedup's maps
+/// use it as libbpf's do: a value above it is not an id (unprocessed, or a marker).
 pub const MAX_NR_TYPES: u32 = 0x7fff_ffff;
+const _: () = assert!(MAX_TYPE_ID < MAX_NR_TYPES);
 /// The largest string offset the kernel accepts (`BTF_MAX_NAME_OFFSET`).
 pub const MAX_NAME_OFFSET: u32 = 0x00ff_ffff;
 /// The largest vlen of the classic `info` layout (`BTF_MAX_VLEN`).
@@ -54,6 +58,34 @@ pub enum Kind {
     DeclTag = 17,
     TypeTag = 18,
     Enum64 = 19,
+}
+
+/// Raw kind numbers (`BTF_KIND_*`) as `u32`, for matching on the kind field of an `info` word
+/// ([`info_kind`]) without a conversion, as libbpf's switch statements do.
+pub mod kind {
+    use super::Kind;
+
+    /// `BTF_KIND_UNKN`: not a kind (`void`, or a placeholder).
+    pub const UNKN: u32 = 0;
+    pub const INT: u32 = Kind::Int as u32;
+    pub const PTR: u32 = Kind::Ptr as u32;
+    pub const ARRAY: u32 = Kind::Array as u32;
+    pub const STRUCT: u32 = Kind::Struct as u32;
+    pub const UNION: u32 = Kind::Union as u32;
+    pub const ENUM: u32 = Kind::Enum as u32;
+    pub const FWD: u32 = Kind::Fwd as u32;
+    pub const TYPEDEF: u32 = Kind::Typedef as u32;
+    pub const VOLATILE: u32 = Kind::Volatile as u32;
+    pub const CONST: u32 = Kind::Const as u32;
+    pub const RESTRICT: u32 = Kind::Restrict as u32;
+    pub const FUNC: u32 = Kind::Func as u32;
+    pub const FUNC_PROTO: u32 = Kind::FuncProto as u32;
+    pub const VAR: u32 = Kind::Var as u32;
+    pub const DATASEC: u32 = Kind::Datasec as u32;
+    pub const FLOAT: u32 = Kind::Float as u32;
+    pub const DECL_TAG: u32 = Kind::DeclTag as u32;
+    pub const TYPE_TAG: u32 = Kind::TypeTag as u32;
+    pub const ENUM64: u32 = Kind::Enum64 as u32;
 }
 
 impl Kind {
@@ -159,22 +191,35 @@ impl std::fmt::Display for Kind {
     }
 }
 
+/// Words of a record whose `info` word is `info`, as its kind and vlen say; an unknown kind
+/// counts as the 3 common words only.
+#[inline]
+pub fn record_words_of(info: u32) -> usize {
+    match Kind::from_u32(info_kind(info)) {
+        Some(kind) => kind.record_words(info_vlen(info)),
+        None => 3,
+    }
+}
+
 /// Packs an `info` word as libbpf's `btf_type_info` does.
 pub fn info(kind: Kind, vlen: u32, kflag: bool) -> u32 {
     ((kflag as u32) << 31) | ((kind as u32) << 24) | (vlen & 0xffff)
 }
 
 /// The raw kind number of an `info` word (classic 5-bit field).
+#[inline]
 pub fn info_kind(info: u32) -> u32 {
     (info >> 24) & 0x1f
 }
 
 /// The vlen of an `info` word.
+#[inline]
 pub fn info_vlen(info: u32) -> u32 {
     info & 0xffff
 }
 
 /// The kind_flag of an `info` word.
+#[inline]
 pub fn info_kflag(info: u32) -> bool {
     info >> 31 != 0
 }

@@ -1,16 +1,21 @@
-//! Parses raw BTF bytes (either byte order) or the `.BTF` section of an ELF file.
+//! Parses raw BTF bytes (either byte order) or the `.BTF` section of an ELF file, and reads
+//! either from a file.
 //!
 //! Parsing checks only what is needed to hold the data safely (header bounds, record sizes,
 //! known kinds); the kernel's full rule set lives in [`super::verify`].
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
+
+use object::{Object, ObjectSection};
 
 use super::kinds::{self, Kind};
 use super::strings::StringTable;
 use super::write::MAGIC;
 use super::{Btf, Endian};
 use crate::error::{Error, Result};
+use crate::mapped::Mapped;
 
 /// The fields of a BTF header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,13 +33,16 @@ pub struct Header {
     pub endian: Endian,
 }
 
-fn u32_at(data: &[u8], off: usize, endian: Endian) -> u32 {
-    let b: [u8; 4] = data[off..off + 4]
-        .try_into()
-        .expect("bounds checked by caller");
-    match endian {
-        Endian::Little => u32::from_le_bytes(b),
-        Endian::Big => u32::from_be_bytes(b),
+/// The byte order of BTF `data`, told by its magic; `None` when it does not start with the
+/// BTF magic in either order.
+pub fn byte_order(data: &[u8]) -> Option<Endian> {
+    let m = data.get(..2)?;
+    if m == MAGIC.to_le_bytes() {
+        Some(Endian::Little)
+    } else if m == MAGIC.to_be_bytes() {
+        Some(Endian::Big)
+    } else {
+        None
     }
 }
 
@@ -46,17 +54,15 @@ pub fn parse_header(data: &[u8]) -> Result<Header> {
             data.len()
         )));
     }
-    let endian = match [data[0], data[1]] {
-        m if m == MAGIC.to_le_bytes() => Endian::Little,
-        m if m == MAGIC.to_be_bytes() => Endian::Big,
-        m => {
-            return Err(Error::BadBtf(format!(
-                "bad magic {:#06x} (expected 0xeb9f)",
-                u16::from_le_bytes(m)
-            )))
-        }
+    let Some(endian) = byte_order(data) else {
+        return Err(Error::BadBtf(format!(
+            "bad magic {:#06x} (expected 0xeb9f)",
+            u16::from_le_bytes([data[0], data[1]])
+        )));
     };
-    let hdr_len = u32_at(data, 4, endian);
+    // In bounds: data holds at least the 24 header bytes.
+    let word_at = |off| endian.u32_at(data, off).unwrap_or(0);
+    let hdr_len = word_at(4);
     if hdr_len < 24 || hdr_len as usize > data.len() {
         return Err(Error::BadBtf(format!("bad header length {hdr_len}")));
     }
@@ -65,10 +71,10 @@ pub fn parse_header(data: &[u8]) -> Result<Header> {
         version: data[2],
         flags: data[3],
         hdr_len,
-        type_off: u32_at(data, 8, endian),
-        type_len: u32_at(data, 12, endian),
-        str_off: u32_at(data, 16, endian),
-        str_len: u32_at(data, 20, endian),
+        type_off: word_at(8),
+        type_len: word_at(12),
+        str_off: word_at(16),
+        str_len: word_at(20),
         extra_nonzero: data[24..hdr_len as usize].iter().any(|&b| b != 0),
         endian,
     };
@@ -91,16 +97,7 @@ pub fn parse(data: &[u8], base: Option<Arc<Btf>>) -> Result<Btf> {
     let body = &data[h.hdr_len as usize..];
     let tsec = &body[h.type_off as usize..(h.type_off + h.type_len) as usize];
     let ssec = &body[h.str_off as usize..(h.str_off + h.str_len) as usize];
-    let words: Vec<u32> = match h.endian {
-        Endian::Little => tsec
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-        Endian::Big => tsec
-            .chunks_exact(4)
-            .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-    };
+    let words = h.endian.words(tsec);
     let offs = record_offsets(&words)?;
     Ok(Btf::from_parts(
         base,
@@ -155,7 +152,7 @@ pub fn read_base(path: &Path) -> Result<Arc<Btf>> {
 pub fn read_file(path: &Path, base: Option<Arc<Btf>>) -> Result<Btf> {
     // Mapped where the file allows it: a base vmlinux is hundreds of MiB, of which only .BTF
     // is wanted. sysfs (/sys/kernel/btf/vmlinux) refuses mmap, so such files are read.
-    let mapped = crate::input::elf::Mapped::open(path);
+    let mapped = Mapped::open(path);
     let read;
     let data = match &mapped {
         Ok(m) => m.bytes(),
@@ -164,9 +161,27 @@ pub fn read_file(path: &Path, base: Option<Arc<Btf>>) -> Result<Btf> {
             &read[..]
         }
     };
-    if data.starts_with(b"\x7fELF") {
-        let sec = crate::input::elf::btf_section(path, data)?;
-        return parse(&sec, base);
+    parse(&btf_bytes(path, data)?, base)
+}
+
+/// The BTF in the bytes of the file at `path`: all of them when they are raw BTF, the `.BTF`
+/// section when they are an ELF file (decompressed if need be).
+pub fn btf_bytes<'a>(path: &Path, data: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+    if !data.starts_with(b"\x7fELF") {
+        return Ok(Cow::Borrowed(data));
     }
-    parse(data, base)
+    let section_error = |reason: String| Error::BadSection {
+        path: path.to_path_buf(),
+        section: ".BTF".into(),
+        reason,
+    };
+    let file = object::File::parse(data).map_err(|e| Error::BadElf {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    let sec = file
+        .section_by_name(".BTF")
+        .ok_or_else(|| section_error("no such section".into()))?;
+    sec.uncompressed_data()
+        .map_err(|e| section_error(e.to_string()))
 }

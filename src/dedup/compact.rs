@@ -7,7 +7,8 @@
 //! renumbering; so does this module. The result is built in fresh vectors so that the
 //! [`crate::btf::Btf`] is only replaced once everything succeeded.
 
-use super::{for_each_id_field, Dedup, MAX_NR_TYPES, UNPROCESSED};
+use super::{for_each_id_field, Dedup, UNPROCESSED};
+use crate::btf::kinds::MAX_NR_TYPES;
 use crate::error::{Error, Result};
 
 impl Dedup {

@@ -8,7 +8,8 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{kind, Dedup};
+use super::Dedup;
+use crate::btf::kinds::kind;
 
 /// Marks a name shared by several canonical composites.
 const AMBIGUOUS: u32 = 0;

@@ -14,7 +14,7 @@
 
 use crossbeam_utils::CachePadded;
 
-use super::MAX_NR_TYPES;
+use crate::btf::kinds::MAX_NR_TYPES;
 use crate::sync::{AtomicU32, Ordering};
 
 /// [`Progress`] once phases 2–4 are over (every canonical id final).

@@ -6,7 +6,7 @@
 //! `struct btf_type`. Hashes are `hash_combine(h, v) = h * 31 + v` on wrapping 64-bit integers
 //! with every input a zero-extended `u32`, so the keys equal libbpf's `long` keys bit for bit.
 
-use super::kind;
+use crate::btf::kinds::{self, kind};
 
 #[inline]
 fn hc(h: u64, v: u32) -> u64 {
@@ -15,12 +15,12 @@ fn hc(h: u64, v: u32) -> u64 {
 
 #[inline]
 pub(crate) fn vlen(t: &[u32]) -> usize {
-    (t[1] & 0xffff) as usize
+    kinds::info_vlen(t[1]) as usize
 }
 
 #[inline]
 pub(crate) fn kind_of(t: &[u32]) -> u32 {
-    (t[1] >> 24) & 0x1f
+    kinds::info_kind(t[1])
 }
 
 /// `btf_hash_common`: name, info, size/type.

@@ -93,10 +93,10 @@ use handover::Progress;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::btf::kinds::{Kind, MAX_TYPE_ID};
+use crate::btf::kinds::{self, kind, Kind, MAX_NR_TYPES};
 use crate::btf::Btf;
 use crate::error::{Error, Result};
-use hash::{kind_of, vlen};
+use hash::kind_of;
 use table::CandTable;
 
 /// Options of [`dedup`], mirroring libbpf's `struct btf_dedup_opts`.
@@ -153,42 +153,8 @@ pub fn dedup_timed(btf: &mut Btf, opts: &DedupOptions) -> Result<Vec<(&'static s
     }
 }
 
-/// Raw kind numbers (`BTF_KIND_*`), as libbpf's switch statements use them.
-pub(crate) mod kind {
-    pub const UNKN: u32 = 0;
-    pub const INT: u32 = 1;
-    pub const PTR: u32 = 2;
-    pub const ARRAY: u32 = 3;
-    pub const STRUCT: u32 = 4;
-    pub const UNION: u32 = 5;
-    pub const ENUM: u32 = 6;
-    pub const FWD: u32 = 7;
-    pub const TYPEDEF: u32 = 8;
-    pub const VOLATILE: u32 = 9;
-    pub const CONST: u32 = 10;
-    pub const RESTRICT: u32 = 11;
-    pub const FUNC: u32 = 12;
-    pub const FUNC_PROTO: u32 = 13;
-    pub const VAR: u32 = 14;
-    pub const DATASEC: u32 = 15;
-    pub const FLOAT: u32 = 16;
-    pub const DECL_TAG: u32 = 17;
-    pub const TYPE_TAG: u32 = 18;
-    pub const ENUM64: u32 = 19;
-}
-
 /// `BTF_UNPROCESSED_ID`.
 pub(crate) const UNPROCESSED: u32 = u32::MAX;
-/// `BTF_MAX_NR_TYPES`: map values above it are not ids.
-pub(crate) const MAX_NR_TYPES: u32 = 0x7fff_ffff;
-
-/// Words per record of a raw kind with `vlen` entries.
-fn record_len(k: u32, vlen: usize) -> usize {
-    match Kind::from_u32(k) {
-        Some(kind) => 3 + kind.extra_words() + kind.vlen_entry_words() * vlen,
-        None => 3,
-    }
-}
 
 /// Checks what the phases rely on in the own records — laid out as their kinds say, known
 /// kinds, every referenced id (in libbpf's IDS field order, FWD's `type` included) below the
@@ -243,11 +209,11 @@ fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {
     let k = kind_of(w);
     let kind = Kind::from_u32(k)
         .ok_or_else(|| Error::BadBtf(format!("type [{id}] has unknown kind {k}")))?;
-    if w.len() != record_len(k, vlen(w)) {
+    let len = kind.record_words(kinds::info_vlen(w[1]));
+    if w.len() != len {
         return Err(Error::BadBtf(format!(
-            "type [{id}] ({kind}) has {} words, its kind and vlen say {}",
-            w.len(),
-            record_len(k, vlen(w))
+            "type [{id}] ({kind}) has {} words, its kind and vlen say {len}",
+            w.len()
         )));
     }
     // One comparison on the common path; the first bad id is looked for only on the error path.
@@ -272,8 +238,8 @@ fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {
 /// Calls `f` with the word index of every type-id field of a record, in libbpf's
 /// `BTF_FIELD_ITER_IDS` order (FWD's `type` word included, as libbpf does).
 pub(crate) fn for_each_id_field(info: u32, mut f: impl FnMut(usize)) {
-    let n = (info & 0xffff) as usize;
-    match (info >> 24) & 0x1f {
+    let n = kinds::info_vlen(info) as usize;
+    match kinds::info_kind(info) {
         kind::FWD
         | kind::CONST
         | kind::VOLATILE
@@ -451,7 +417,7 @@ impl Types {
     /// The record of `id`, exactly as long as its kind and vlen say.
     pub(crate) fn rec_exact(&self, id: u32) -> &[u32] {
         let t = self.rec(id);
-        &t[..record_len(kind_of(t), vlen(t))]
+        &t[..kinds::record_words_of(t[1])]
     }
 
     /// See [`Graph::kind`].
@@ -671,5 +637,3 @@ impl Dedup {
         self.types.graph().resolve(id)
     }
 }
-
-const _: () = assert!(MAX_TYPE_ID < MAX_NR_TYPES);

@@ -10,7 +10,8 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::hash;
-use super::{kind, Dedup};
+use super::Dedup;
+use crate::btf::kinds::kind;
 
 /// A shortcut past libbpf's candidate chain for full enums. Enums hash by name alone, so all
 /// anonymous enums share one chain, walked from the start for each of them. For a full enum

@@ -39,7 +39,8 @@ use std::hash::{Hash, Hasher};
 
 use super::handover::{self, Progress};
 use super::hash::{self, kind_of, vlen};
-use super::{for_each_id_field, kind, record_len, Dedup, Rec};
+use super::{for_each_id_field, Dedup, Rec};
+use crate::btf::kinds::{self, kind};
 use crate::error::{Error, Result};
 use crate::sync::{AtomicU32, Ordering};
 
@@ -237,7 +238,7 @@ impl KeyView<'_> {
     fn canonical_key(&self, id: u32, key: &mut Vec<u32>) -> bool {
         let rec = &self.own[self.recs[id as usize].off as usize..];
         key.clear();
-        key.extend_from_slice(&rec[..record_len(kind_of(rec), vlen(rec))]);
+        key.extend_from_slice(&rec[..kinds::record_words_of(rec[1])]);
         let mut ok = true;
         for_each_id_field(key[1], |i| {
             let child = key[i];

@@ -80,7 +80,8 @@
 
 use super::ahead::Ahead;
 use super::hash::{self, kind_of, vlen};
-use super::{kind, Dedup, Graph, MAX_NR_TYPES, UNPROCESSED};
+use super::{Dedup, Graph, UNPROCESSED};
+use crate::btf::kinds::{kind, MAX_NR_TYPES};
 use crate::error::{Error, Result};
 
 /// How often (in ids) the struct phase tells the reference-type thread how far it is.

@@ -6,10 +6,8 @@
 //! again would be wrong.
 
 use std::borrow::Cow;
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use memmap2::Mmap;
 use object::{
     Object, ObjectSection, ObjectSymbol, RelocationFlags, RelocationTarget, SectionIndex,
     SymbolIndex,
@@ -18,53 +16,9 @@ use object::{
 use crate::btf::Endian;
 use crate::error::{Error, Result};
 
-/// A read-only memory map of an input file.
-pub struct Mapped {
-    path: PathBuf,
-    map: Mmap,
-}
-
-impl Mapped {
-    /// Maps `path` read-only.
-    pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        // SAFETY: the map is read-only and private to this process; dwarf2btf never writes
-        // through it, and kernel build inputs are not modified while the encoder runs.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-        Ok(Mapped {
-            path: path.to_path_buf(),
-            map,
-        })
-    }
-
-    /// The mapped bytes.
-    pub fn bytes(&self) -> &[u8] {
-        &self.map
-    }
-
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Tells the kernel a byte range will not be read again, so its page-cache pages can leave
-    /// this process's resident set (the file stays intact).
-    pub fn release(&self, range: std::ops::Range<usize>) {
-        let page = 4096;
-        let start = range.start / page * page;
-        let end = range.end.min(self.map.len());
-        if end <= start {
-            return;
-        }
-        // SAFETY: MADV_DONTNEED on a private read-only file mapping only drops this process's
-        // page references; the next access re-reads the unchanged file, so no slice handed out
-        // from this map can observe different bytes. A failure changes memory use, never results.
-        let _ = unsafe {
-            self.map
-                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
-        };
-    }
-}
+/// The input file, memory-mapped ([`crate::mapped`], which maps the files the BTF readers
+/// take too).
+pub use crate::mapped::Mapped;
 
 /// One section header, as the encoder needs it.
 #[derive(Clone, Debug)]
@@ -335,22 +289,4 @@ fn reloc_size(machine: u16, r_type: u32) -> Option<usize> {
         (EM_386, 1) => Some(4),          // R_386_32
         _ => None,
     }
-}
-
-/// The `.BTF` section of an ELF file given as bytes (for `verify`, `diff`, `dump`).
-pub fn btf_section(path: &Path, data: &[u8]) -> Result<Vec<u8>> {
-    let file = object::File::parse(data).map_err(|e| bad_elf(path, e))?;
-    let sec = file
-        .section_by_name(".BTF")
-        .ok_or_else(|| Error::BadSection {
-            path: path.to_path_buf(),
-            section: ".BTF".into(),
-            reason: "no such section".into(),
-        })?;
-    let bytes = sec.uncompressed_data().map_err(|e| Error::BadSection {
-        path: path.to_path_buf(),
-        section: ".BTF".into(),
-        reason: e.to_string(),
-    })?;
-    Ok(bytes.into_owned())
 }

@@ -80,13 +80,9 @@ struct Marks<'a> {
     warnings: Vec<String>,
 }
 
+/// The `u32` at section offset `off`, if it lies inside `data`.
 fn read_u32(data: &[u8], off: u64, endian: Endian) -> Option<u32> {
-    let off = usize::try_from(off).ok()?;
-    let b: [u8; 4] = data.get(off..off.checked_add(4)?)?.try_into().ok()?;
-    Some(match endian {
-        Endian::Little => u32::from_le_bytes(b),
-        Endian::Big => u32::from_be_bytes(b),
-    })
+    endian.u32_at(data, usize::try_from(off).ok()?)
 }
 
 /// The two passes over the `.BTF_ids` symbols. `Err` is pahole's fatal "kfunc offset outside

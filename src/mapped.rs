@@ -1,0 +1,58 @@
+//! Files as bytes, memory-mapped: the encoder's ELF input and the BTF files the `btf` readers
+//! take (a base vmlinux is hundreds of MiB, of which only `.BTF` is read). The one place that
+//! maps files, so the `unsafe` of mapping stays here with its argument.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use crate::error::{Error, Result};
+
+/// A read-only memory map of a file.
+pub struct Mapped {
+    path: PathBuf,
+    map: Mmap,
+}
+
+impl Mapped {
+    /// Maps `path` read-only.
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        // SAFETY: the map is read-only and private to this process; dwarf2btf never writes
+        // through it, and kernel build inputs are not modified while the encoder runs.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        Ok(Mapped {
+            path: path.to_path_buf(),
+            map,
+        })
+    }
+
+    /// The mapped bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Tells the kernel a byte range will not be read again, so its page-cache pages can leave
+    /// this process's resident set (the file stays intact).
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        let page = 4096;
+        let start = range.start / page * page;
+        let end = range.end.min(self.map.len());
+        if end <= start {
+            return;
+        }
+        // SAFETY: MADV_DONTNEED on a private read-only file mapping only drops this process's
+        // page references; the next access re-reads the unchanged file, so no slice handed out
+        // from this map can observe different bytes. A failure changes memory use, never results.
+        let _ = unsafe {
+            self.map
+                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+        };
+    }
+}
