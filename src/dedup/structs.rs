@@ -19,64 +19,11 @@
 //!
 //! # Performance
 //!
-//! On the kernel this phase is most of dedup: 16.1 M pair steps making 9.2 M hypothetical
-//! pairs, 87 % of them in the first check of each compile unit's copy of the core type graph,
-//! whose canonical side wanders through the per-CU copies that canonical types point into. The
-//! steps are a dependent chain (each step's next pair comes from the record just read) of ~150
-//! instructions and L1/L2 misses each. Against a 32 MiB last-level cache (cachegrind
-//! `--LL=33554432,16,64`; its default took a 256 MiB one from the host and showed none) the
-//! walk also missed the last level 2.4 M times, mostly on the first touch of the compile unit's
-//! own records, which that first check reaches in graph order, far ahead of the loop:
-//! `ahead.rs` now streams the records and per-id entries 4096 ids ahead into L2/L3 (median
-//! dedup time −21 % in interleaved runs). Since then, on a quiet machine, the walk is mostly
-//! instructions (IPC near 1.7 by estimate): queuing a pair reads both `map` entries once and
-//! decides it at once when both sides map to one type (12.4 M of the 28.7 M pairs offered):
-//! −5.6 % instructions for the whole dedup. What misses are left are L2 misses on the canonical
-//! side, and beyond: on these 2-core VMs a core does not get the 32 MiB L3 that `lscpu`
-//! reports. A dependent-load chase over a random cycle takes ~6 ns per load within 256 KB,
-//! ~20 ns within 2 MB, and 80–165 ns from 3 MB up (220 ns over 100 MB), so the effective last
-//! level is 2–3 MB. Simulated with a 2 MiB last level (`--LL=2097152,16,64`, which ignores
-//! prefetches) the walk misses it 3.1 M times, and the phase takes anywhere from 0.52 s to
-//! 0.81 s from one run to the next as the machine's memory load moves.
-//!
-//! Measured and dropped (2026-11): one 16-byte cell per id for all per-id state (neutral),
-//! software prefetch of queued pairs (neutral, and slower when retried with the streaming),
-//! a thread streaming the records ahead of the phase (neutral: it filled the shared cache, not
-//! the walking core's), looking both record positions up when a pair is queued (neutral),
-//! plain tests for the common kinds instead of the jump on the kind (fewer indirect
-//! mispredicts, as many more conditional ones: neutral), not reading `map` for reference types
-//! (they resolve to themselves until phase 5; neutral), the hypothetical map as a small
-//! open-addressing table instead of the per-id array (+6 % instructions and +33 % L1 misses:
-//! clustered canonical ids share the array's lines, the table scatters them), transparent
-//! huge pages (neutral), a one-step `resolve` for kinds whose chains cannot grow (+0.5 %
-//! instructions: the chains are short already), comparing all member names and offsets
-//! before queuing the member types (+4 % instructions), following the previous large
-//! check's canonical visiting order with prefetches (only 11 % of the visits fall at the same
-//! position, 25 % within ±32: no gain), a zero-initialised hypothetical map holding
-//! `candidate + 1` so that its untouched pages are never faulted in (+2 % instructions, no
-//! gain in time), and two attempts at taking the walk off its dependent chain:
-//! - sharing one large check between two threads — exploring the closure of pairs with a
-//!   shared hypothetical map, keeping the result only without conflicts and when the merge is
-//!   order-independent, else redoing it in libbpf's order: exact, but 0.62 s on two threads
-//!   against 0.40 s on one for the same 4.9 M pairs;
-//! - a breadth-first exploration of the same closure on one thread, from a queue whose pairs
-//!   are prefetched 8 and 16 ahead, then libbpf's order replayed over the recorded pairs for
-//!   the merge (exact whenever no canonical type meets two candidates, which held for all but
-//!   the 240 k failing checks): the exploration cost as much as the depth-first walk, whose
-//!   neighbouring records share cache lines, and the replay added 0.2 s;
-//! - a speculative two-thread phase (2026-11-30, local branch `experiment/speculative-structs`):
-//!   the ids cut into runs of whole compile units (a unit starts where no later type up to the
-//!   last STRUCT/UNION/TYPEDEF references an earlier one, references to `int`s and from FUNC,
-//!   VAR, DATASEC and DECL_TAG aside: 1,554 runs of at least 1,024 ids), each thread taking the
-//!   next run and the runs committing in id order. A run started while earlier ones were in
-//!   flight wrote to an overlay, gave up on reading a `map` entry of a run in flight, and at
-//!   its turn was checked against what those runs logged (hashes appended, `map` entries
-//!   written outside their range) and against table growth, else redone on the shared state.
-//!   Exact (byte-identical to libbpf on the kernel and every fixture) but no faster: 1.15 s
-//!   against 1.06 s median dedup in 6 interleaved pairs, with 0.6 s more CPU. 340–380 runs were
-//!   redone, and they are the heavy ones (a unit's first check tends to use types the unit
-//!   just before introduced): by profile the redone work came to half the sequential phase,
-//!   while the reference-type thread already holds much of the second core.
+//! On the kernel this phase is most of dedup: a dependent chain of pair steps, each reading
+//! the record the previous one pointed at. `ahead.rs` streams the records and per-id entries
+//! ahead of the loop into the outer caches, and queuing a pair decides it at once when both
+//! sides already map to one type. Measurements, and the ideas measured and dropped, are in
+//! `docs/dedup-performance.md`.
 
 use super::ahead::Ahead;
 use super::hash::{self, kind_of, vlen};
