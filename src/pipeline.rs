@@ -20,7 +20,9 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::sync::{mpsc, Arc};
+
+use parking_lot::{Condvar, Mutex};
 use std::time::Instant;
 
 use crate::btf::distill::distill_base;
@@ -428,14 +430,14 @@ impl Window {
     }
 
     fn wait_for(&self, batch: usize) {
-        let mut merged = self.merged.lock().unwrap_or_else(|e| e.into_inner());
+        let mut merged = self.merged.lock();
         while batch >= *merged + self.size {
-            merged = self.cond.wait(merged).unwrap_or_else(|e| e.into_inner());
+            self.cond.wait(&mut merged);
         }
     }
 
     fn advance(&self, merged: usize) {
-        *self.merged.lock().unwrap_or_else(|e| e.into_inner()) = merged;
+        *self.merged.lock() = merged;
         self.cond.notify_all();
     }
 

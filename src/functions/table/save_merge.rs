@@ -4,7 +4,7 @@
 //! everything by entry and owner in one pass, folding each owner's instances there (no merging
 //! while encoding: that is this design's point).
 
-use std::sync::{Mutex, PoisonError};
+use parking_lot::Mutex;
 
 use super::{check_entry, empty_entries, OwnerClaims};
 use super::{Fold, FuncSaver, FuncTable, Owner};
@@ -56,7 +56,7 @@ impl<T: Fold> FuncTable<T> for SaveMergeTable<T> {
         // when this owner has saved into the entry before.
         let mut last_owner = vec![Owner::MAX; self.entries];
         for (owner, saved) in (0..).zip(self.saved) {
-            for (entry, instance) in saved.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            for (entry, instance) in saved.into_inner() {
                 let folds = &mut out[entry as usize];
                 match folds.last_mut() {
                     Some(fold) if last_owner[entry as usize] == owner => fold.add(instance),
@@ -80,11 +80,8 @@ impl<T: Fold> FuncSaver<T> for SaveMergeSaver<'_, T> {
 
 impl<T: Fold> Drop for SaveMergeSaver<'_, T> {
     fn drop(&mut self) {
-        // The only writer of this slot (`OwnerClaims`), so the lock is never contended; a
-        // poisoned lock only means another thread panicked, the `Vec` is still whole.
-        *self.table.saved[self.owner as usize]
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = std::mem::take(&mut self.saved);
+        // The only writer of this slot (`OwnerClaims`), so the lock is never contended.
+        *self.table.saved[self.owner as usize].lock() = std::mem::take(&mut self.saved);
     }
 }
 
@@ -104,7 +101,7 @@ mod tests {
             let mut early = table.saver(0);
             early.save(0, "early");
         }
-        assert!(table.saved[1].lock().unwrap().is_empty());
+        assert!(table.saved[1].lock().is_empty());
         drop(late);
         assert_eq!(table.finish(), [vec![vec!["early"], vec!["late"]], vec![]]);
     }
