@@ -495,7 +495,7 @@ fn clang_changed_signature() {
 fn vmlinux_skip_reasons_match_pahole_head() {
     use std::collections::BTreeMap;
 
-    use dwarf2btf::input::functions::ElfFunctions;
+    use dwarf2btf::input::symbols::ElfFunctions;
 
     let Some(path) = common::vmlinux() else {
         return;

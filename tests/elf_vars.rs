@@ -27,11 +27,11 @@ use dwarf2btf::dwarf::types::decode_cu_types;
 use dwarf2btf::dwarf::units::{unit_headers, Cu, DebugSections};
 use dwarf2btf::dwarf::variables::decode_cu_variables;
 use dwarf2btf::encode::concat::append_chunk;
-use dwarf2btf::encode::encoder::{encode_cu_types, establishes_index, IndexRole};
+use dwarf2btf::encode::types::{encode_cu_types, establishes_index, IndexRole};
 use dwarf2btf::encode::variables::{PendingSecinfo, VarEncoder};
 use dwarf2btf::input::elf::{Elf, Mapped};
-use dwarf2btf::input::functions::ElfFunctions;
 use dwarf2btf::input::kfuncs::collect_kfuncs;
+use dwarf2btf::input::symbols::ElfFunctions;
 
 const VARS_C: &str = r#"
 #define PCPU __attribute__((section(".data..percpu")))

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use gimli::{UnitHeader, UnitOffset};
 
-use super::encoder::{encode_cu_types, IndexRole};
+use super::types::{encode_cu_types, IndexRole};
 use super::variables::{PendingSecinfo, VarEncoder};
 use crate::btf::{Btf, Endian};
 use crate::config::Features;
@@ -22,7 +22,7 @@ use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError};
 use crate::dwarf::units::{Cu, R};
 use crate::dwarf::variables::decode_cu_variables;
 use crate::error::{Error, Result};
-use crate::input::functions::{ElfFunction, ElfFunctions};
+use crate::input::symbols::{ElfFunction, ElfFunctions};
 use crate::stats::{timed, WorkerTimes};
 
 /// Everything the workers share, read-only.
@@ -110,7 +110,7 @@ impl<'a> EncodeContext<'a, '_> {
     pub fn find_index_cu(&self) -> Result<Option<usize>> {
         for i in 0..self.headers.len() {
             let cu = self.cu(i)?;
-            if !self.excluded(&cu) && super::encoder::establishes_index(&self.types(&cu)?) {
+            if !self.excluded(&cu) && super::types::establishes_index(&self.types(&cu)?) {
                 return Ok(Some(i));
             }
         }

@@ -5,7 +5,7 @@
 //! encoder had encoded every CU in order), and type ids are shifted by the destination's type
 //! count. The array index placeholder becomes the real index type.
 
-use super::encoder::INDEX_PLACEHOLDER;
+use super::types::INDEX_PLACEHOLDER;
 use crate::btf::types::{for_each_str_off_mut, for_each_type_id_mut};
 use crate::btf::Btf;
 use crate::error::{Error, Result};

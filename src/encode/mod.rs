@@ -4,5 +4,5 @@
 
 pub mod chunk;
 pub mod concat;
-pub mod encoder;
+pub mod types;
 pub mod variables;

@@ -16,7 +16,7 @@ use crate::btf::{kinds, Btf, Kind};
 use crate::config::Features;
 use crate::error::{Error, Result};
 use crate::functions::instance::{flags, FuncInstance};
-use crate::input::functions::{ElfFunction, ElfFunctions};
+use crate::input::symbols::{ElfFunction, ElfFunctions};
 
 /// `KF_FASTCALL` in a kfunc's BTF_ID_FLAGS.
 const KF_FASTCALL: u32 = 1 << 12;

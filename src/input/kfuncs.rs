@@ -24,7 +24,7 @@
 use crate::btf::Endian;
 use crate::error::{Error, Result};
 use crate::input::elf::Elf;
-use crate::input::functions::ElfFunctions;
+use crate::input::symbols::ElfFunctions;
 
 /// `BTF_SET8_KFUNCS`.
 pub const BTF_SET8_KFUNCS: u32 = 1 << 0;

@@ -1,5 +1,5 @@
 //! Reading the input file: the ELF container and its debug sections.
 
 pub mod elf;
-pub mod functions;
 pub mod kfuncs;
+pub mod symbols;

@@ -1,4 +1,4 @@
-//! One encoder: appends CUs' type tables to a BTF, as pahole's `btf_encoder__encode_cu` does.
+//! Type encoding: appends CUs' type tables to a BTF, as pahole's `btf_encoder__encode_cu` does.
 //!
 //! Invariant (pahole's `tag__check_id_drift`): the BTF id of the CU type with small id `n` is
 //! `type_id_off + n`, where `type_id_off` is the type count before the CU. References are
