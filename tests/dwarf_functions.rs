@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use dwarf2btf::config::Features;
-use dwarf2btf::dwarf::functions::{decode_cu_functions, Arch};
+use dwarf2btf::dwarf::functions::decode_cu_functions;
 use dwarf2btf::dwarf::types::{decode_cu_types, CuTypes, Entry};
 use dwarf2btf::dwarf::units::{unit_headers, Cu, DebugSections};
+use dwarf2btf::input::arch::Arch;
 use dwarf2btf::input::elf::{Elf, Mapped};
 
 /// A function as decoded, with owned strings and parameter types rendered as C-ish text.

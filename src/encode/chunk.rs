@@ -16,12 +16,12 @@ use super::types::{encode_cu_types, IndexRole};
 use super::variables::{PendingSecinfo, VarEncoder};
 use crate::btf::{Btf, Endian};
 use crate::config::Features;
-use crate::dwarf::functions::FunctionInfo;
-use crate::dwarf::functions::{decode_cu_functions, Arch};
+use crate::dwarf::functions::{decode_cu_functions, FunctionInfo};
 use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError};
 use crate::dwarf::units::{Cu, R};
 use crate::dwarf::variables::decode_cu_variables;
 use crate::error::{Error, Result};
+use crate::input::arch::Arch;
 use crate::input::symbols::{ElfFunction, ElfFunctions};
 use crate::stats::{timed, WorkerTimes};
 
