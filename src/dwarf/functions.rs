@@ -124,10 +124,17 @@ pub struct FunctionInfo<'a> {
     pub params: Vec<Param<'a>>,
     /// Every formal parameter has a name (`ftype__has_arg_names`; false → pahole skips it).
     pub has_arg_names: bool,
+    /// A parameter was optimized out or has no location (pahole's `optimized_parms`).
     pub optimized_parms: bool,
+    /// A parameter is not in the register the ABI puts it in (`unexpected_reg`).
     pub unexpected_reg: bool,
+    /// A concrete instance's parameters come in another order than its abstract origin's
+    /// (`reordered_parm`).
     pub reordered_parm: bool,
+    /// The compiler changed the calling convention (clang's `DW_CC_nocall`).
     pub signature_changed: bool,
+    /// A packed struct is passed on the stack, where its location is uncertain
+    /// (`ftype__has_uncertain_arg_loc`).
     pub uncertain_parm_loc: bool,
     /// `btf_decl_tag` values: component -1 is the function, else the parameter index.
     pub annots: Vec<Annot<'a>>,

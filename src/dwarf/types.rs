@@ -32,51 +32,84 @@ const RESOLVED: RawRef = 1 << 31;
 /// One entry of a CU's types table. All `ty` fields are small ids (0 = void) after decoding.
 #[derive(Clone, Debug)]
 pub enum Entry<'a> {
+    /// `DW_TAG_base_type`: an INT, FLOAT or BOOL-like type.
     Base {
+        /// Its name.
         name: &'a [u8],
+        /// Its size in bytes.
         byte_size: u32,
         /// `DW_ATE_*`.
         encoding: u8,
     },
     /// PTR, CONST, VOLATILE or RESTRICT.
     Modifier {
+        /// Which of the four.
         kind: Kind,
+        /// The modified type.
         ty: u32,
     },
+    /// `DW_TAG_typedef`.
     Typedef {
+        /// The typedef's name.
         name: &'a [u8],
+        /// The type it names.
         ty: u32,
+        /// Its decl tags, in [`CuTypes::annots`].
         annots: Range<u32>,
     },
+    /// A `btf_type_tag` annotation on a pointer's pointee.
     TypeTag {
+        /// The tag's value.
         value: &'a [u8],
+        /// The tagged type.
         ty: u32,
     },
+    /// A struct or union (also a declaration, which becomes a FWD).
     Composite {
+        /// A union rather than a struct.
         union: bool,
+        /// Its name (empty when anonymous).
         name: &'a [u8],
+        /// Its size in bytes.
         size: u32,
+        /// Only declared here (`DW_AT_declaration`).
         declaration: bool,
+        /// Its data members, in [`CuTypes::members`].
         members: Range<u32>,
+        /// Its decl tags, in [`CuTypes::annots`].
         annots: Range<u32>,
     },
+    /// An enumeration (ENUM or ENUM64, by size and features).
     Enum {
+        /// Its name (empty when anonymous).
         name: &'a [u8],
+        /// Its size in bytes.
         byte_size: u32,
+        /// Its underlying type (`DW_AT_type`) is a signed base type.
         signed: bool,
+        /// Its enumerators, in [`CuTypes::enumerators`].
         values: Range<u32>,
     },
+    /// An array, its dimensions flattened as pahole does.
     Array {
+        /// The element type.
         elem: u32,
+        /// The element count: the product of every dimension's count (0 when one is unknown,
+        /// as for a flexible array).
         nelems: u32,
     },
+    /// A subroutine type.
     FuncProto {
+        /// The return type (0 = void).
         ret: u32,
+        /// Its parameters, in [`CuTypes::params`].
         params: Range<u32>,
+        /// It ends with `...`.
         varargs: bool,
     },
     /// A type DIE BTF cannot express (C++ references, pointers to members, ...).
     Unsupported {
+        /// The DIE's tag, for the error message.
         tag: DwTag,
     },
 }
@@ -84,16 +117,22 @@ pub enum Entry<'a> {
 /// A data member of a struct or union, with its final BTF bit offset.
 #[derive(Clone, Debug)]
 pub struct Member<'a> {
+    /// The member's name (empty when anonymous).
     pub name: &'a [u8],
+    /// Its type.
     pub ty: u32,
+    /// Its offset from the start of the struct, in bits.
     pub bit_offset: u32,
+    /// Its width in bits when it is a bit-field, else 0.
     pub bitfield_size: u32,
 }
 
 /// A `btf_decl_tag` annotation: its value and the member/parameter index (-1 = the type).
 #[derive(Clone, Copy, Debug)]
 pub struct Annot<'a> {
+    /// The tag's value.
     pub value: &'a [u8],
+    /// The member or parameter index it belongs to, -1 for the type itself.
     pub component: i32,
 }
 
@@ -104,10 +143,13 @@ pub struct CuTypes<'a> {
     pub entries: Vec<Entry<'a>>,
     /// Unit offset of each entry's DIE (for messages).
     pub dies: Vec<u32>,
+    /// Struct and union members, indexed by [`Entry::Composite`] ranges.
     pub members: Vec<Member<'a>>,
+    /// Enumerators (name, value as 64 bits), indexed by [`Entry::Enum`] ranges.
     pub enumerators: Vec<(&'a [u8], u64)>,
     /// FUNC_PROTO parameters: name (may be empty) and type.
     pub params: Vec<(&'a [u8], u32)>,
+    /// Decl tags, indexed by the entries' `annots` ranges.
     pub annots: Vec<Annot<'a>>,
     /// Unit offsets of the top-level `DW_TAG_variable` DIEs (pahole's `top_level` variables).
     pub variables: Vec<u32>,
@@ -194,7 +236,9 @@ impl CuTypes<'_> {
 /// What went wrong while decoding, with the DIE it concerns.
 #[derive(Debug)]
 pub struct DecodeError {
+    /// The DIE's offset in `.debug_info` (0 when the error is about the whole CU).
     pub die_offset: u64,
+    /// What is wrong with it.
     pub reason: String,
 }
 

@@ -84,13 +84,18 @@ impl<'a> DebugSections<'a> {
 
 /// One compile unit, ready to decode.
 pub struct Cu<'a> {
+    /// The unit's header.
     pub header: UnitHeader<R<'a>>,
+    /// Its abbreviations.
     pub abbrevs: Arc<gimli::Abbreviations>,
+    /// `DW_AT_str_offsets_base`, for `DW_FORM_strx*` (0 when absent).
     pub str_offsets_base: DebugStrOffsetsBase<usize>,
     /// `DW_AT_addr_base` (or `DW_AT_GNU_addr_base`): where this CU's `.debug_addr` entries
     /// start, for `DW_OP_addrx`/`DW_FORM_addrx` (0 when absent).
     pub addr_base: DebugAddrBase<usize>,
+    /// `DW_AT_language`, for `--lang_exclude`.
     pub language: Option<DwLang>,
+    /// `DW_AT_producer` names clang (pahole's `producer_clang`: clang's rules apply).
     pub producer_clang: bool,
     /// Offset of the unit header in `.debug_info`.
     pub offset: usize,

@@ -84,6 +84,7 @@ pub struct CuVariables<'a> {
     pub cu_name: &'a [u8],
     /// Offset of the unit header in `.debug_info` (unit offset + this = section offset).
     pub unit_offset: usize,
+    /// The candidates, in DIE order.
     pub vars: Vec<Variable<'a>>,
     /// Decl tag values of all variables, indexed by [`Variable::annots`].
     pub annots: Vec<&'a [u8]>,
