@@ -50,8 +50,8 @@ pub struct Features {
     pub optimized_func: bool,
     /// `consistent_func`: skip a function whose instances disagree on its prototype.
     pub consistent_func: bool,
-    /// `decl_tag_kfuncs`: find the kfuncs in the ELF's BTF id sets and tag them, with `decl_tag`
-    /// (`bpf_kfunc`, `bpf_fastcall`).
+    /// `decl_tag_kfuncs`: find the kfuncs in the ELF's BTF id sets and, with `decl_tag`, tag
+    /// them (`bpf_kfunc`, `bpf_fastcall`).
     pub decl_tag_kfuncs: bool,
     /// `reproducible_build`: accepted and recorded; the output is always reproducible.
     pub reproducible_build: bool,
