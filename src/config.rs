@@ -31,19 +31,40 @@ pub const FEATURES: &[(&str, bool)] = &[
 /// Which BTF features are on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Features {
+    /// `encode_force`: skip variables with an invalid BTF name or a void type instead of
+    /// failing.
     pub encode_force: bool,
+    /// `var`: encode the per-CPU variables (those in `.data..percpu`).
     pub var: bool,
+    /// `float`: encode DWARF float base types as FLOAT (else as INT).
     pub float: bool,
+    /// `decl_tag`: encode `btf_decl_tag` annotations, and the `bpf_kfunc` tags of kfuncs, as
+    /// DECL_TAG.
     pub decl_tag: bool,
+    /// `type_tag`: encode the `btf_type_tag` annotations of pointers as TYPE_TAG.
     pub type_tag: bool,
+    /// `enum64`: encode enums wider than 4 bytes as ENUM64 (else as ENUM, values truncated to
+    /// 32 bits).
     pub enum64: bool,
+    /// `optimized_func`: accepted and recorded; the encoder does not read it.
     pub optimized_func: bool,
+    /// `consistent_func`: skip a function whose instances disagree on its prototype.
     pub consistent_func: bool,
+    /// `decl_tag_kfuncs`: find the kfuncs in the ELF's BTF id sets and, with `decl_tag`, tag
+    /// them (`bpf_kfunc`, `bpf_fastcall`).
     pub decl_tag_kfuncs: bool,
+    /// `reproducible_build`: accepted and recorded; the output is always reproducible.
     pub reproducible_build: bool,
+    /// `distilled_base`: split BTF written into an ELF goes with a distilled base in
+    /// `.BTF.base`.
     pub distilled_base: bool,
+    /// `global_var`: encode the variables of every included section, not only per-CPU ones.
     pub global_var: bool,
+    /// `attributes`: give the pointers of arena kfuncs the `address_space(1)` type tag.
     pub attributes: bool,
+    /// `true_signature`: not implemented ([`UNIMPLEMENTED`]), so option parsing never sets
+    /// it; the function pass reads it to pick the canonical instance and to keep functions
+    /// with optimized parameters.
     pub true_signature: bool,
     /// `layout` was asked for. Not implemented: pahole HEAD has libbpf add its kind layout
     /// section (a `btf_layout` record per kind, and a 32-byte header pointing at it) to base
@@ -215,7 +236,12 @@ impl Features {
 #[derive(Clone, Copy, Debug)]
 pub enum FeatureArg<'a> {
     /// `--btf_features=LIST` (`strict` for `--btf_features_strict`).
-    List { list: &'a str, strict: bool },
+    List {
+        /// The comma-separated feature names.
+        list: &'a str,
+        /// Whether the list came with `--btf_features_strict`.
+        strict: bool,
+    },
     /// A legacy flag, named as in [`LEGACY_FLAGS`] (without the leading `--`).
     Legacy(&'a str),
 }
@@ -377,14 +403,19 @@ pub fn parse_langs(list: &str) -> Result<Vec<u16>> {
 /// Everything one encoding run needs to know.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// The ELF file (vmlinux or a module) whose DWARF is encoded.
     pub input: PathBuf,
     /// Where the BTF goes: a raw BTF file, or the input's own `.BTF` section.
     pub output: Output,
     /// Base BTF (raw, or an ELF with `.BTF`) to encode split BTF against, as for modules.
     pub base: Option<PathBuf>,
+    /// Worker threads, for the encoding and the dedup.
     pub jobs: usize,
+    /// The BTF features on.
     pub features: Features,
+    /// DWARF language codes (`DW_LANG_*`) whose compile units are skipped (`--lang_exclude`).
     pub lang_exclude: Vec<u16>,
+    /// `-V`: print pahole's verbose messages (skipped functions and variables, ...).
     pub verbose: bool,
     /// Skip deduplication (write the raw per-CU encoding).
     pub no_dedup: bool,
@@ -495,9 +526,12 @@ mod tests {
 /// Which table design a run uses (`--func-table`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Design {
+    /// `shared`: one table over the ELF functions, per-owner nodes pushed lock-free.
     #[default]
     Shared,
+    /// `dashmap`: per-owner states behind `dashmap`'s sharded locks.
     Dashmap,
+    /// `save-merge`: each worker appends to its own list; one pass groups them at the end.
     SaveMerge,
 }
 

@@ -62,15 +62,23 @@ pub struct Summary {
     pub table: TableStats,
     /// How long each phase of the dedup took, in seconds, in order.
     pub dedup_phases: Vec<(&'static str, f64)>,
+    /// Compile units in `.debug_info`, skipped ones included.
     pub cus: usize,
+    /// Compile units skipped for their language (`--lang_exclude`).
     pub cus_skipped: usize,
+    /// Types encoded (this BTF's own, base types not counted), before deduplication.
     pub types_before_dedup: u32,
+    /// Types written (this BTF's own, base types not counted), after deduplication.
     pub types: u32,
+    /// ELF functions encoded as FUNC.
     pub funcs: usize,
+    /// ELF functions with DWARF instances that were not encoded (a skip reason applied).
     pub funcs_skipped: usize,
+    /// Size of the BTF written, in bytes (the `.BTF` section's, for ELF output).
     pub bytes: usize,
     /// Nothing was written: the input has no DWARF, or no CU produced a type.
     pub nothing_written: Option<String>,
+    /// Wall-clock seconds the run took.
     pub seconds: f64,
 }
 

@@ -44,6 +44,7 @@ pub fn status_mib(key: &str) -> u64 {
 /// The end of one phase of a run.
 #[derive(Clone, Debug)]
 pub struct PhaseEnd {
+    /// The phase's name (`elf`, `dedup`, ...).
     pub name: &'static str,
     /// Seconds since the run started.
     pub wall: f64,
@@ -51,6 +52,7 @@ pub struct PhaseEnd {
     pub cpu: f64,
     /// Resident MiB now, and the peak so far.
     pub rss_mib: u64,
+    /// Peak resident MiB so far (`VmHWM`).
     pub peak_mib: u64,
 }
 
@@ -62,6 +64,7 @@ pub struct RunClock {
 }
 
 impl RunClock {
+    /// Starts the clock: now is time 0, wall and CPU.
     pub fn start() -> Self {
         RunClock {
             start: Instant::now(),

@@ -808,6 +808,7 @@ impl Default for DiffOptions {
 /// One canonical item whose number of occurrences differs between the two inputs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Difference {
+    /// The category of the item.
     pub category: Category,
     /// The canonical item text.
     pub item: String,

@@ -39,24 +39,43 @@ pub const VAR_GLOBAL_ALLOCATED: u32 = 1;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// `BTF_KIND_INT`: an integer, `char` or `_Bool`, with size and encoding in a data word.
     Int = 1,
+    /// `BTF_KIND_PTR`: a pointer to `type`.
     Ptr = 2,
+    /// `BTF_KIND_ARRAY`: an array, described by a `btf_array` data record.
     Array = 3,
+    /// `BTF_KIND_STRUCT`: a struct with `vlen` members.
     Struct = 4,
+    /// `BTF_KIND_UNION`: a union with `vlen` members.
     Union = 5,
+    /// `BTF_KIND_ENUM`: an enum with `vlen` 32-bit values.
     Enum = 6,
+    /// `BTF_KIND_FWD`: a forward declaration of a struct or union (`kind_flag` set for a union).
     Fwd = 7,
+    /// `BTF_KIND_TYPEDEF`: a typedef naming `type`.
     Typedef = 8,
+    /// `BTF_KIND_VOLATILE`: the `volatile` qualifier on `type`.
     Volatile = 9,
+    /// `BTF_KIND_CONST`: the `const` qualifier on `type`.
     Const = 10,
+    /// `BTF_KIND_RESTRICT`: the `restrict` qualifier on `type`.
     Restrict = 11,
+    /// `BTF_KIND_FUNC`: a function; `type` is its FUNC_PROTO, `vlen` its linkage.
     Func = 12,
+    /// `BTF_KIND_FUNC_PROTO`: a function signature with `vlen` parameters.
     FuncProto = 13,
+    /// `BTF_KIND_VAR`: a variable, with its linkage in a data word.
     Var = 14,
+    /// `BTF_KIND_DATASEC`: an ELF section with `vlen` variables in it.
     Datasec = 15,
+    /// `BTF_KIND_FLOAT`: a floating-point type of `size` bytes.
     Float = 16,
+    /// `BTF_KIND_DECL_TAG`: a `btf_decl_tag` attribute on a type, member or parameter.
     DeclTag = 17,
+    /// `BTF_KIND_TYPE_TAG`: a `btf_type_tag` attribute on `type`.
     TypeTag = 18,
+    /// `BTF_KIND_ENUM64`: an enum with `vlen` 64-bit values.
     Enum64 = 19,
 }
 
@@ -67,24 +86,43 @@ pub mod kind {
 
     /// `BTF_KIND_UNKN`: not a kind (`void`, or a placeholder).
     pub const UNKN: u32 = 0;
+    /// `BTF_KIND_INT`.
     pub const INT: u32 = Kind::Int as u32;
+    /// `BTF_KIND_PTR`.
     pub const PTR: u32 = Kind::Ptr as u32;
+    /// `BTF_KIND_ARRAY`.
     pub const ARRAY: u32 = Kind::Array as u32;
+    /// `BTF_KIND_STRUCT`.
     pub const STRUCT: u32 = Kind::Struct as u32;
+    /// `BTF_KIND_UNION`.
     pub const UNION: u32 = Kind::Union as u32;
+    /// `BTF_KIND_ENUM`.
     pub const ENUM: u32 = Kind::Enum as u32;
+    /// `BTF_KIND_FWD`.
     pub const FWD: u32 = Kind::Fwd as u32;
+    /// `BTF_KIND_TYPEDEF`.
     pub const TYPEDEF: u32 = Kind::Typedef as u32;
+    /// `BTF_KIND_VOLATILE`.
     pub const VOLATILE: u32 = Kind::Volatile as u32;
+    /// `BTF_KIND_CONST`.
     pub const CONST: u32 = Kind::Const as u32;
+    /// `BTF_KIND_RESTRICT`.
     pub const RESTRICT: u32 = Kind::Restrict as u32;
+    /// `BTF_KIND_FUNC`.
     pub const FUNC: u32 = Kind::Func as u32;
+    /// `BTF_KIND_FUNC_PROTO`.
     pub const FUNC_PROTO: u32 = Kind::FuncProto as u32;
+    /// `BTF_KIND_VAR`.
     pub const VAR: u32 = Kind::Var as u32;
+    /// `BTF_KIND_DATASEC`.
     pub const DATASEC: u32 = Kind::Datasec as u32;
+    /// `BTF_KIND_FLOAT`.
     pub const FLOAT: u32 = Kind::Float as u32;
+    /// `BTF_KIND_DECL_TAG`.
     pub const DECL_TAG: u32 = Kind::DeclTag as u32;
+    /// `BTF_KIND_TYPE_TAG`.
     pub const TYPE_TAG: u32 = Kind::TypeTag as u32;
+    /// `BTF_KIND_ENUM64`.
     pub const ENUM64: u32 = Kind::Enum64 as u32;
 }
 

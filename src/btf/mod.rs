@@ -25,8 +25,10 @@ pub use types::Type;
 /// Byte order of a BTF blob.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Endian {
+    /// Least significant byte first.
     #[default]
     Little,
+    /// Most significant byte first.
     Big,
 }
 

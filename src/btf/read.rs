@@ -20,16 +20,25 @@ use crate::mapped::Mapped;
 /// The fields of a BTF header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// The magic, always `0xeb9f` (in the blob's byte order; parsing fails otherwise).
     pub magic: u16,
+    /// The format version byte, as found (the kernel accepts only 1).
     pub version: u8,
+    /// The flags byte, as found (the kernel accepts only 0).
     pub flags: u8,
+    /// The header's length in bytes, at least 24.
     pub hdr_len: u32,
+    /// Offset of the type section in bytes, from the end of the header.
     pub type_off: u32,
+    /// Length of the type section in bytes.
     pub type_len: u32,
+    /// Offset of the string section in bytes, from the end of the header.
     pub str_off: u32,
+    /// Length of the string section in bytes.
     pub str_len: u32,
     /// Header bytes past the 24 classic ones, if any are non-zero.
     pub extra_nonzero: bool,
+    /// The blob's byte order, told by the magic.
     pub endian: Endian,
 }
 

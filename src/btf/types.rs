@@ -17,7 +17,9 @@ pub struct Type<'a> {
 /// A STRUCT/UNION member.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Member {
+    /// The member's name, as an offset into the string section (0: anonymous).
     pub name_off: u32,
+    /// The member's type id.
     pub type_id: u32,
     /// The raw offset word (`bitfield_size << 24 | bit_offset` when the parent has kind_flag).
     pub offset: u32,
@@ -26,6 +28,7 @@ pub struct Member {
 /// An ENUM or ENUM64 enumerator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Enumerator {
+    /// The enumerator's name, as an offset into the string section.
     pub name_off: u32,
     /// The value's raw bits (ENUM: the 32-bit word zero-extended).
     pub raw: u64,
@@ -34,30 +37,40 @@ pub struct Enumerator {
 /// A FUNC_PROTO parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Param {
+    /// The parameter's name, as an offset into the string section (0: unnamed).
     pub name_off: u32,
+    /// The parameter's type id (0 with no name: the `...` of a variadic function).
     pub type_id: u32,
 }
 
 /// A DATASEC entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VarSecinfo {
+    /// The type id of the entry (a VAR).
     pub type_id: u32,
+    /// Its offset in the section, in bytes.
     pub offset: u32,
+    /// Its size, in bytes.
     pub size: u32,
 }
 
 /// An ARRAY's trailing data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Array {
+    /// The element type id.
     pub elem: u32,
+    /// The index type id.
     pub index: u32,
+    /// The number of elements (0 for a flexible array).
     pub nelems: u32,
 }
 
 impl<'a> Type<'a> {
+    /// The name, as an offset into the string section (0: anonymous).
     pub fn name_off(&self) -> u32 {
         self.words[0]
     }
+    /// The raw `info` word (kind, vlen, kind_flag).
     pub fn info(&self) -> u32 {
         self.words[1]
     }
@@ -69,9 +82,12 @@ impl<'a> Type<'a> {
     pub fn k(&self) -> Kind {
         self.kind().expect("BTF records are checked at parse time")
     }
+    /// The vlen: the number of members, enumerators, parameters or section entries
+    /// (FUNC: the linkage).
     pub fn vlen(&self) -> u32 {
         kinds::info_vlen(self.info())
     }
+    /// The kind_flag bit of `info`.
     pub fn kflag(&self) -> bool {
         kinds::info_kflag(self.info())
     }
@@ -83,18 +99,25 @@ impl<'a> Type<'a> {
     pub fn extra(&self) -> u32 {
         self.words[3]
     }
+    /// An INT's encoding bits ([`kinds::INT_SIGNED`], [`kinds::INT_CHAR`],
+    /// [`kinds::INT_BOOL`]).
     pub fn int_encoding(&self) -> u8 {
         (self.extra() >> 24) as u8 & 0x0f
     }
+    /// An INT's bit offset (`BTF_INT_OFFSET`).
     pub fn int_offset(&self) -> u8 {
         (self.extra() >> 16) as u8
     }
+    /// An INT's width in bits (`BTF_INT_BITS`).
     pub fn int_bits(&self) -> u8 {
         self.extra() as u8
     }
+    /// A DECL_TAG's `component_idx`: -1 for the tagged type or function itself, else the
+    /// index of the member or parameter it tags.
     pub fn decl_tag_component(&self) -> i32 {
         self.extra() as i32
     }
+    /// An ARRAY's data record.
     pub fn array(&self) -> Array {
         Array {
             elem: self.words[3],
@@ -106,6 +129,7 @@ impl<'a> Type<'a> {
         let start = 3 + self.k().extra_words();
         self.words[start..].chunks_exact(per)
     }
+    /// A STRUCT's or UNION's members, in order.
     pub fn members(&self) -> impl Iterator<Item = Member> + 'a {
         self.entries(3).map(|w| Member {
             name_off: w[0],
@@ -113,6 +137,7 @@ impl<'a> Type<'a> {
             offset: w[2],
         })
     }
+    /// An ENUM's or ENUM64's enumerators, in order.
     pub fn enumerators(&self) -> impl Iterator<Item = Enumerator> + 'a {
         let wide = self.k() == Kind::Enum64;
         self.entries(if wide { 3 } else { 2 })
@@ -125,12 +150,14 @@ impl<'a> Type<'a> {
                 },
             })
     }
+    /// A FUNC_PROTO's parameters, in order.
     pub fn params(&self) -> impl Iterator<Item = Param> + 'a {
         self.entries(2).map(|w| Param {
             name_off: w[0],
             type_id: w[1],
         })
     }
+    /// A DATASEC's entries, in order.
     pub fn secinfos(&self) -> impl Iterator<Item = VarSecinfo> + 'a {
         self.entries(3).map(|w| VarSecinfo {
             type_id: w[0],

@@ -27,14 +27,23 @@ use crate::stats::{timed, WorkerTimes};
 
 /// Everything the workers share, read-only.
 pub struct EncodeContext<'a, 'd> {
+    /// The input ELF's path, for error messages.
     pub path: &'d Path,
+    /// The input's DWARF sections.
     pub dwarf: &'d gimli::Dwarf<R<'a>>,
+    /// Every CU header of `.debug_info`, in order; a CU's index is its position here.
     pub headers: &'d [UnitHeader<R<'a>>],
+    /// The BTF features on.
     pub features: &'d Features,
+    /// DWARF language codes (`DW_LANG_*`) whose CUs are skipped.
     pub lang_exclude: &'d [u16],
+    /// The input's byte order, which each chunk's BTF takes.
     pub endian: Endian,
+    /// The ELF's functions, which DWARF functions are matched with by name.
     pub funcs: &'d ElfFunctions<'a>,
+    /// The variable encoder (the ELF's sections and object symbols).
     pub vars: &'d VarEncoder<'a>,
+    /// The target's argument-passing facts, for the parameter location analysis.
     pub arch: &'d Arch,
     /// The CU that establishes the array index type, if any CU has an `int` or an array.
     pub index_cu: Option<usize>,
@@ -49,18 +58,23 @@ pub struct EncodeContext<'a, 'd> {
 pub struct FoundFunction<'f, 'a> {
     /// The chunk's BTF, for the strings the instance adds (in pahole's string order).
     pub chunk_btf: &'f mut Btf,
+    /// The index of the chunk (batch) being encoded.
     pub chunk: u32,
+    /// The CU's index in `.debug_info` order.
     pub cu_index: u32,
     /// Where the CU's local type ids start in the chunk.
     pub type_id_off: u32,
+    /// The DWARF function, as decoded.
     pub info: &'f FunctionInfo<'a>,
     /// The ELF function's index in [`ElfFunctions`], and the function.
     pub entry: u32,
+    /// The ELF function at `entry`.
     pub elf: &'f ElfFunction<'a>,
 }
 
 /// A batch of CUs, encoded.
 pub struct Chunk {
+    /// The chunk's BTF, with chunk-local type ids.
     pub btf: Btf,
     /// Local id of the index type when this chunk holds the establishing CU.
     pub index_local: Option<u32>,
@@ -68,7 +82,9 @@ pub struct Chunk {
     pub secinfos: Vec<PendingSecinfo>,
     /// `-V` messages, in CU order.
     pub messages: Vec<String>,
+    /// CUs in the batch, skipped ones included.
     pub cus: usize,
+    /// CUs skipped for their language (`--lang_exclude`).
     pub cus_skipped: usize,
     /// The worker's CPU time on this chunk, by activity.
     pub times: WorkerTimes,

@@ -65,13 +65,16 @@ pub struct PendingSecinfo {
     pub shndx: u32,
     /// The `VAR`'s BTF id.
     pub var_id: u32,
+    /// The variable's offset in its section, in bytes.
     pub offset: u32,
+    /// The variable's size, in bytes.
     pub size: u32,
 }
 
 /// A message pahole prints while encoding variables.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VarMessage {
+    /// The message, as pahole words it (one line, no newline).
     pub text: String,
     /// True when pahole prints it only under `-V`.
     pub verbose_only: bool,

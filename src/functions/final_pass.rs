@@ -31,8 +31,11 @@ const BPF_ARENA_ATTR: &[u8] = b"address_space(1)";
 /// How the pass translates chunk-local type ids: `chunk_offsets[chunk]` is added to every
 /// non-void id of an instance saved by that chunk.
 pub struct FinalPass<'p, W: Write> {
+    /// The run's BTF (the concatenated chunks), which the FUNCs and their types join.
     pub btf: &'p mut Btf,
+    /// Per chunk, the offset its local type ids get in `btf`.
     pub chunk_offsets: &'p [u32],
+    /// The BTF features on (`consistent_func`, `decl_tag_kfuncs`, `attributes`, ...).
     pub features: &'p Features,
     /// Where `-V` skip lines go (`None` when not verbose).
     pub log: Option<W>,
@@ -41,7 +44,9 @@ pub struct FinalPass<'p, W: Write> {
 /// Counters of what the pass did.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FuncStats {
+    /// ELF functions encoded as FUNC.
     pub emitted: usize,
+    /// ELF functions with instances that were not encoded (a skip reason applied).
     pub skipped: usize,
 }
 

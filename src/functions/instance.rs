@@ -11,11 +11,17 @@ use crate::functions::signature::Signature;
 
 /// Flag bits of a [`FuncInstance`].
 pub mod flags {
+    /// A parameter was optimized out or has no location (`optimized_parms`).
     pub const OPTIMIZED_PARMS: u8 = 1 << 0;
+    /// A parameter is not in the register the ABI expects (`unexpected_reg`).
     pub const UNEXPECTED_REG: u8 = 1 << 1;
+    /// A packed struct is passed past the register parameters (`uncertain_parm_loc`).
     pub const UNCERTAIN_PARM_LOC: u8 = 1 << 2;
+    /// A parameter's index differs from its abstract origin's (`reordered_parm`).
     pub const REORDERED_PARM: u8 = 1 << 3;
+    /// clang marked the function `DW_CC_nocall`: its ABI changed (`signature_changed`).
     pub const SIGNATURE_CHANGED: u8 = 1 << 4;
+    /// The instance's address is that of a `.constprop` or `.isra` clone symbol.
     pub const OPTIMIZED_SYMBOL: u8 = 1 << 5;
     /// The instance's address is that of one of the function's ELF symbols.
     pub const AT_SYMBOL: u8 = 1 << 6;
@@ -43,6 +49,7 @@ pub struct FuncInstance {
 }
 
 impl FuncInstance {
+    /// Whether the [`flags`] bit `flag` is set.
     pub fn has(&self, flag: u8) -> bool {
         self.flags & flag != 0
     }

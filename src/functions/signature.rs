@@ -81,7 +81,9 @@ impl Signature {
 /// What `funcs__match` found different first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mismatch {
+    /// The numbers of parameters differ.
     ParamCount,
+    /// The return types differ.
     Return,
     /// The parameter at this index (0-based).
     Param(usize),

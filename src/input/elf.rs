@@ -23,22 +23,35 @@ pub use crate::mapped::Mapped;
 /// One section header, as the encoder needs it.
 #[derive(Clone, Debug)]
 pub struct SectionInfo {
+    /// The section's index in the section header table.
     pub index: usize,
+    /// The section's name (empty when it has none or it is unreadable).
     pub name: String,
+    /// `sh_addr`: its address in memory (0 in relocatable objects).
     pub addr: u64,
+    /// `sh_size`: its size in bytes.
     pub size: u64,
+    /// `sh_type` (`SHT_*`).
     pub sh_type: u32,
+    /// `sh_flags` (`SHF_*` bits).
     pub sh_flags: u64,
 }
 
 /// A symbol table entry.
 #[derive(Clone, Debug)]
 pub struct SymbolInfo<'a> {
+    /// The symbol's name (empty when it has none or it is unreadable).
     pub name: &'a str,
+    /// `st_value`: its address (in relocatable objects, its offset in its section).
     pub value: u64,
+    /// `st_size`: its size in bytes.
     pub size: u64,
+    /// Its type, the low 4 bits of `st_info` (`STT_*`).
     pub st_type: u8,
+    /// Its binding, the high 4 bits of `st_info` (`STB_*`).
     pub st_bind: u8,
+    /// The index of the section it is defined in; `None` for undefined, absolute and common
+    /// symbols.
     pub section: Option<usize>,
 }
 

@@ -29,7 +29,9 @@ use crate::input::elf::{Elf, STT_FUNC};
 /// One symbol of an [`ElfFunction`]: its full name (suffix included) and its `st_value`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ElfFunctionSym<'a> {
+    /// The symbol's full name (`foo.isra.0`).
     pub name: &'a str,
+    /// Its `st_value`.
     pub addr: u64,
 }
 
