@@ -15,7 +15,7 @@
 //! folds to the single-threaded final pass (`final_pass.rs`), which merges across owners.
 //!
 //! The parts of the contract every design shares live here: one saver per owner
-//! ([`OwnerClaims`]), the entry range check, and the contract tests every design runs.
+//! (`OwnerClaims`), the entry range check, and the contract tests every design runs.
 
 pub mod dashmap;
 pub mod save_merge;
