@@ -203,8 +203,8 @@ fn check_in_place(name: &str, original: &Path, base: Option<&Path>, gnu_objcopy:
     });
     if gnu_objcopy {
         assert_eq!(
-            objcopy_without_btf(&objcopy, &target, &dir.join("a.tmp")),
-            objcopy_without_btf(&objcopy, original, &dir.join("b.tmp")),
+            objcopy_without_btf(&objcopy, &target, &dir.join(format!("{name}.a.tmp"))),
+            objcopy_without_btf(&objcopy, original, &dir.join(format!("{name}.b.tmp"))),
             "{}: objcopy --remove-section .BTF differs",
             name
         );
