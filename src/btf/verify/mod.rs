@@ -275,8 +275,8 @@ impl<'a> Verifier<'a> {
         self.name_bytes(off).is_some()
     }
 
-    fn ident_ok(&self, off: u32, dot_ok: bool) -> bool {
-        self.name_bytes(off).is_some_and(|s| name_valid(s, dot_ok))
+    fn ident_ok(&self, off: u32) -> bool {
+        self.name_bytes(off).is_some_and(name_valid)
     }
 
     fn quoted(&self, off: u32) -> String {
