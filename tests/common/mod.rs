@@ -153,6 +153,20 @@ pub fn vmlinux() -> Option<PathBuf> {
     )
 }
 
+/// The reference vmlinux's BTF as the kernel build would encode it (kernel features, no
+/// Rust CUs), written under `scratch(dir)`; `None` as for [`vmlinux`].
+pub fn vmlinux_btf(dir: &str) -> Option<Vec<u8>> {
+    let vmlinux = vmlinux()?;
+    let out = scratch(dir).join("vmlinux.btf");
+    let o = encode(
+        &vmlinux,
+        &out,
+        &[KERNEL_FEATURES, "--lang_exclude=rust", "-j2"],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    Some(std::fs::read(&out).unwrap())
+}
+
 /// The reference kernel's modules (a tree of `.ko` under `kernel/`).
 pub fn modules() -> Option<PathBuf> {
     reference_input(
@@ -229,4 +243,51 @@ pub fn text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     )
+}
+
+/// Loads raw BTF into the running kernel through `bpf(BPF_BTF_LOAD)` (the kernel's full
+/// checks, resolve pass included): Ok(fd) or Err((errno, verifier log)).
+pub fn btf_load(data: &[u8]) -> Result<i32, (i32, String)> {
+    let mut log = vec![0u8; 16 << 20];
+    // SAFETY: plain-old-data options struct; zeroed is its documented initial state, and
+    // `sz` is set as libbpf's OPTS macros do.
+    let mut opts: libbpf_sys::bpf_btf_load_opts = unsafe { std::mem::zeroed() };
+    opts.sz = std::mem::size_of::<libbpf_sys::bpf_btf_load_opts>() as _;
+    opts.log_buf = log.as_mut_ptr().cast();
+    opts.log_size = log.len() as u32;
+    opts.log_level = 1;
+    // SAFETY: `data` and `log` outlive the call; libbpf reads `data.len()` bytes and writes
+    // at most `log_size` bytes of log.
+    let fd = unsafe { libbpf_sys::bpf_btf_load(data.as_ptr().cast(), data.len() as _, &mut opts) };
+    if fd >= 0 {
+        return Ok(fd);
+    }
+    let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+    Err((-fd, String::from_utf8_lossy(&log[..end]).into_owned()))
+}
+
+/// Closes a file descriptor [`btf_load`] returned.
+pub fn close_fd(fd: i32) {
+    extern "C" {
+        #[link_name = "close"]
+        fn libc_close(fd: i32) -> i32;
+    }
+    // SAFETY: `fd` is a file descriptor the kernel returned to us and nothing else owns.
+    unsafe { libc_close(fd) };
+}
+
+/// Whether `errno` from [`btf_load`] is the kernel refusing the call for lack of privilege
+/// (EPERM, EACCES). Then the caller skips, saying so — unless DWARF2BTF_REQUIRE_KERNEL=1
+/// (scripts/test.sh sets it), where a refusal is a failure: this panics with the reason.
+pub fn kernel_refused(errno: i32, what: &str) -> bool {
+    if errno != 1 && errno != 13 {
+        return false;
+    }
+    let why = format!("the kernel refused BPF_BTF_LOAD for lack of privilege (errno {errno})");
+    assert!(
+        std::env::var("DWARF2BTF_REQUIRE_KERNEL").as_deref() != Ok("1"),
+        "{what}: {why}, and DWARF2BTF_REQUIRE_KERNEL=1 requires the kernel's check"
+    );
+    eprintln!("SKIP {what}: {why}");
+    true
 }

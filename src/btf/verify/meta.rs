@@ -20,16 +20,43 @@ type Bad = (&'static str, String);
 /// A meta check's verdict.
 type Meta = Result<(), Bad>;
 
-/// `__btf_name_valid` of Linux 6.1: a C identifier of at most `KSYM_NAME_LEN` bytes; with
-/// `dot_ok` (VAR and DATASEC names) `.` is allowed anywhere, including first.
-pub(super) fn name_valid(s: &[u8], dot_ok: bool) -> bool {
+/// The classes of lib/ctype.c's `_ctype` table that `__btf_name_char_ok` asks about.
+const UPPER: u8 = 0x01;
+const LOWER: u8 = 0x02;
+const DIGIT: u8 = 0x04;
+
+/// `_ctype[c] & (_U|_L|_D)` for every byte, transcribed from lib/ctype.c (Linux 6.1, unchanged
+/// since): ASCII as usual, 0x80..=0xBF none of these (control, space or punctuation), and
+/// Latin-1 letters 0xC0..=0xFF, except 0xD7 (×) and 0xF7 (÷), which are punctuation.
+/// `isalpha` is `& (_U|_L)`, `isalnum` is `& (_U|_L|_D)`; the kernel's `char` goes through
+/// `(unsigned char)` in `__ismask`, so a byte's class does not depend on its signedness.
+const fn ctype(c: u8) -> u8 {
+    match c {
+        b'A'..=b'Z' | 0xC0..=0xD6 | 0xD8..=0xDE => UPPER,
+        b'a'..=b'z' | 0xDF..=0xF6 | 0xF8..=0xFF => LOWER,
+        b'0'..=b'9' => DIGIT,
+        _ => 0,
+    }
+}
+
+/// The kernel's `isalpha` (lib/ctype.c classes, Latin-1 letters included).
+fn k_isalpha(c: u8) -> bool {
+    ctype(c) & (UPPER | LOWER) != 0
+}
+
+/// The kernel's `isalnum` (lib/ctype.c classes, Latin-1 letters included).
+fn k_isalnum(c: u8) -> bool {
+    ctype(c) & (UPPER | LOWER | DIGIT) != 0
+}
+
+/// `__btf_name_valid` of Linux 6.1: `__btf_name_char_ok` on every byte (first: `isalpha`,
+/// then `isalnum`, or `_` or `.`) and at most `KSYM_NAME_LEN` bytes. `.` is allowed in every
+/// identifier, first byte included, since "bpf: Accept function names that contain dots"
+/// (6.5, backported to 6.1.y; Debian's 6.1 source has it). The classes are the kernel's, not
+/// Rust's ASCII ones: a Latin-1 letter byte 0xC0..=0xFF (bar 0xD7, 0xF7) is a letter.
+pub(super) fn name_valid(s: &[u8]) -> bool {
     let ok = |c: u8, first: bool| {
-        (if first {
-            c.is_ascii_alphabetic()
-        } else {
-            c.is_ascii_alphanumeric()
-        }) || c == b'_'
-            || (dot_ok && c == b'.')
+        (if first { k_isalpha(c) } else { k_isalnum(c) }) || c == b'_' || c == b'.'
     };
     match s.split_first() {
         Some((&c, rest)) => {
@@ -202,7 +229,7 @@ impl Verifier<'_> {
             return self.bad(t, "M7-type-id", format!("invalid type id {:#x}", t.st()));
         }
         let bad_name = match kind {
-            Kind::Typedef => !self.ident_ok(t.name_off(), false),
+            Kind::Typedef => !self.ident_ok(t.name_off()),
             Kind::TypeTag => self.name_bytes(t.name_off()).is_none_or(|s| s.is_empty()),
             _ => t.name_off() != 0,
         };
@@ -243,7 +270,7 @@ impl Verifier<'_> {
 
     /// `btf_struct_check_meta`: STRUCT and UNION, and their members' names, ids and offsets.
     fn meta_struct(&self, t: T<'_>, kind: Kind) -> Meta {
-        if t.name_off() != 0 && !self.ident_ok(t.name_off(), false) {
+        if t.name_off() != 0 && !self.ident_ok(t.name_off()) {
             return self.bad(
                 t,
                 "M4-name",
@@ -262,7 +289,7 @@ impl Verifier<'_> {
                 );
             }
             let md = || self.member_desc(m, i);
-            if m.name_off != 0 && !self.ident_ok(m.name_off, false) {
+            if m.name_off != 0 && !self.ident_ok(m.name_off) {
                 return self.bad(
                     t,
                     "M4-name",
@@ -323,7 +350,7 @@ impl Verifier<'_> {
                 format!("size {} (must be 1, 2, 4 or 8)", t.st()),
             );
         }
-        if t.name_off() != 0 && !self.ident_ok(t.name_off(), false) {
+        if t.name_off() != 0 && !self.ident_ok(t.name_off()) {
             return self.bad(
                 t,
                 "M4-name",
@@ -340,7 +367,7 @@ impl Verifier<'_> {
                     format!("enumerator #{i}: invalid name offset {off:#x}"),
                 );
             }
-            if off == 0 || !self.ident_ok(off, false) {
+            if off == 0 || !self.ident_ok(off) {
                 return self.bad(
                     t,
                     "M4-name",
@@ -360,7 +387,7 @@ impl Verifier<'_> {
         if t.st() != 0 {
             return self.bad(t, "M12-fwd", format!("type field is {}, must be 0", t.st()));
         }
-        if !self.ident_ok(t.name_off(), false) {
+        if !self.ident_ok(t.name_off()) {
             return self.bad(t, "M4-name", "invalid name: must be a C identifier".into());
         }
         Ok(())
@@ -368,7 +395,7 @@ impl Verifier<'_> {
 
     /// `btf_func_check_meta`.
     fn meta_func(&self, t: T<'_>) -> Meta {
-        if !self.ident_ok(t.name_off(), false) {
+        if !self.ident_ok(t.name_off()) {
             return self.bad(t, "M4-name", "invalid name: must be a C identifier".into());
         }
         if t.vlen() > kinds::FUNC_GLOBAL {
@@ -400,7 +427,7 @@ impl Verifier<'_> {
     fn meta_var(&self, t: T<'_>) -> Meta {
         self.vlen0(t)?;
         self.kflag0(t)?;
-        if !self.ident_ok(t.name_off(), true) {
+        if !self.ident_ok(t.name_off()) {
             return self.bad(
                 t,
                 "M4-name",
@@ -428,7 +455,7 @@ impl Verifier<'_> {
             return self.bad(t, "M14-datasec", "size is 0".into());
         }
         self.kflag0(t)?;
-        if !self.ident_ok(t.name_off(), true) {
+        if !self.ident_ok(t.name_off()) {
             return self.bad(
                 t,
                 "M4-name",
@@ -594,37 +621,58 @@ mod tests {
     #[test]
     fn identifiers() {
         for ok in [&b"a"[..], b"_", b"task_struct", b"_9", b"Z_z0"] {
-            assert!(name_valid(ok, false), "{}", String::from_utf8_lossy(ok));
-            assert!(name_valid(ok, true));
+            assert!(name_valid(ok), "{}", String::from_utf8_lossy(ok));
+            assert!(name_valid(ok));
         }
         for bad in [
             &b""[..],
             b"9a",
             b"a-b",
             b"a b",
-            b"a.b",
-            b".data",
-            b"\xc3\xa9",
             b"a$",
+            b"\x80",
+            b"a\xa0",
+            b"a\xbf",
+            b"\xd7",
+            b"a\xf7",
         ] {
-            assert!(!name_valid(bad, false), "{}", String::from_utf8_lossy(bad));
+            assert!(!name_valid(bad), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    /// lib/ctype.c: 0xC0..=0xFF are Latin-1 letters (bar 0xD7 and 0xF7), 0x80..=0xBF are not.
+    #[test]
+    fn latin1_letters_are_letters_as_in_the_kernel() {
+        for c in 0x80..=0xffu8 {
+            let letter = c >= 0xc0 && c != 0xd7 && c != 0xf7;
+            assert_eq!(name_valid(&[c]), letter, "{c:#x} first");
+            assert_eq!(name_valid(&[b'a', c]), letter, "{c:#x} later");
+        }
+        assert!(!name_valid(b"\xc3\xa9"), "0xA9 is punctuation");
+        assert!(name_valid(b"caf\xe9"));
+        assert!(name_valid(b"\xdf9"));
+        for c in 0..0x80u8 {
+            let letter = c.is_ascii_alphabetic();
+            assert_eq!(name_valid(&[c]), letter || c == b'_' || c == b'.', "{c:#x}");
         }
     }
 
     #[test]
-    fn dotted_names_for_var_and_datasec() {
-        assert!(name_valid(b".data", true));
-        assert!(name_valid(b".data..percpu", true));
-        assert!(name_valid(b"x.y", true));
-        assert!(!name_valid(b".data-x", true));
-        assert!(!name_valid(b"", true));
+    fn dots_anywhere_in_identifiers() {
+        assert!(name_valid(b"a.b"));
+        assert!(name_valid(b"f.cold"));
+        assert!(name_valid(b".data"));
+        assert!(name_valid(b".data..percpu"));
+        assert!(name_valid(b"x.y"));
+        assert!(!name_valid(b".data-x"));
+        assert!(!name_valid(b""));
     }
 
     #[test]
     fn identifier_length_limit_is_ksym_name_len() {
         let max = vec![b'a'; KSYM_NAME_LEN];
-        assert!(name_valid(&max, false));
+        assert!(name_valid(&max));
         let long = vec![b'a'; KSYM_NAME_LEN + 1];
-        assert!(!name_valid(&long, false));
+        assert!(!name_valid(&long));
     }
 }

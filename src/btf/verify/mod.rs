@@ -33,8 +33,12 @@
 //!   module BTF;
 //! - a DATASEC entry whose VAR had to be resolved first is still size-checked (the kernel skips
 //!   that one entry);
-//! - identifiers are ASCII `[A-Za-z_][A-Za-z0-9_]*` (the kernel's `isalpha` also takes Latin-1
-//!   letters 0xC0..=0xFF).
+//! - DATASEC names must be identifiers, as in 6.1; newer kernels' `btf_name_valid_section`
+//!   takes any `isprint` name, so verify is stricter there than they are.
+//!
+//! Identifiers are checked exactly as 6.1's `__btf_name_valid`: `isalpha`/`isalnum` with the
+//! kernel's lib/ctype.c classes (Latin-1 letters 0xC0..=0xFF bar 0xD7 and 0xF7 count, as does
+//! `.`, anywhere); tests/verify_kernel.rs compares verify with the running kernel.
 //!
 //! Split BTF: ids below `start_id` and string offsets below `start_str_off` refer to the base,
 //! which is trusted (not re-verified); base types count as resolved, as in the kernel.
@@ -275,8 +279,8 @@ impl<'a> Verifier<'a> {
         self.name_bytes(off).is_some()
     }
 
-    fn ident_ok(&self, off: u32, dot_ok: bool) -> bool {
-        self.name_bytes(off).is_some_and(|s| name_valid(s, dot_ok))
+    fn ident_ok(&self, off: u32) -> bool {
+        self.name_bytes(off).is_some_and(name_valid)
     }
 
     fn quoted(&self, off: u32) -> String {

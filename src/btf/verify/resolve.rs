@@ -713,7 +713,7 @@ impl<'a> Verifier<'a> {
                 let msg = format!("parameter #{n}: invalid type {}", self.desc_id(arg_id));
                 return report(self, sink, "R7-proto-param", msg);
             }
-            if name_off != 0 && !self.ident_ok(name_off, false) {
+            if name_off != 0 && !self.ident_ok(name_off) {
                 let msg = format!(
                     "parameter #{n}: invalid name {} (must be a C identifier)",
                     self.quoted(name_off)
