@@ -27,8 +27,7 @@ pub static BROKEN_PUBLISH: std::sync::atomic::AtomicBool =
 
 /// How far the struct phase is: every id below the value has its final struct-phase mapping.
 /// A plain atomic, not padded to a cache line of its own: it is written every 256 ids and read
-/// every 200 µs, too rarely for false sharing to show (crossbeam's `CachePadded` measured
-/// neutral on the kernel).
+/// every 200 µs, too rarely for false sharing to matter.
 pub struct Progress(AtomicU32);
 
 impl Default for Progress {

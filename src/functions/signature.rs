@@ -214,7 +214,7 @@ mod tests {
     use super::*;
     use crate::btf::kinds;
 
-    /// pahole HEAD's `types__match` within one BTF (with the 2026 FUNC_PROTO parameter fix),
+    /// pahole HEAD's `types__match` within one BTF (with its fix that compares FUNC_PROTO parameters),
     /// ported directly: the oracle for [`Signature::matches`].
     fn types_match(btf: &Btf, mut id1: u32, mut id2: u32) -> bool {
         let fwd_kind = |t: &crate::btf::Type<'_>| match t.kind()? {

@@ -2,8 +2,8 @@
 //!
 //! Three designs implement one trait and must give byte-identical output:
 //! - [`shared`]: one table over the ELF functions; each entry heads a lock-free singly linked
-//!   list of per-owner nodes (`owner`, `next`, state) pushed with compare-and-swap (the 2024
-//!   "shared elf_functions" design);
+//!   list of per-owner nodes (`owner`, `next`, state) pushed with compare-and-swap (the
+//!   "shared elf_functions" design proposed for pahole);
 //! - [`dashmap`]: entry → per-owner states behind `dashmap`'s sharded locks;
 //! - [`save_merge`]: each encoder appends to its own plain list; one pass at the end groups
 //!   them by entry (Alan Maguire's save-then-merge, what pahole ≥ 1.29 does).
