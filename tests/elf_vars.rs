@@ -421,7 +421,7 @@ fn percpu_vars_match_debian_pahole() {
         let theirs = b.path(&format!("{input}.pahole.btf"));
         let _ = std::fs::remove_file(&theirs);
         run_ok(
-            Command::new(tool("pahole"))
+            Command::new(oracle_pahole())
                 .arg("-J")
                 .arg(format!("--btf_encode_detached={}", theirs.display()))
                 .arg(&src),

@@ -56,7 +56,7 @@ fn diff_types(ours: &std::path::Path, theirs: &std::path::Path) -> std::process:
 #[test]
 fn types_match_debian_pahole_on_every_fixture() {
     let dir = scratch("types_match");
-    let pahole = tool("pahole");
+    let pahole = oracle_pahole();
     for fx in fixtures() {
         for (config, ours_flags, pahole_flags) in CONFIGS {
             let ours = dir.join(format!("{}.{config}.ours.btf", fx.name));

@@ -115,7 +115,7 @@ fn function_sets_match_debian_pahole_on_simple_fixtures() {
         assert!(encode(&fx.path, &ours, &[]).status.success());
         let _ = std::fs::remove_file(&theirs);
         run_ok(
-            Command::new(tool("pahole"))
+            Command::new(oracle_pahole())
                 .arg("-J")
                 .arg(format!("--btf_encode_detached={}", theirs.display()))
                 .arg(&fx.path),

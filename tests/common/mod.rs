@@ -23,6 +23,25 @@ pub fn tool(name: &str) -> PathBuf {
     panic!("`{name}` is not installed: run scripts/install-test-deps.sh");
 }
 
+/// The pahole these tests use as an oracle: Debian bookworm's `dwarves`, whose behaviour the
+/// fixture tests' expectations (and the legacy-flag configurations) were checked against. Any
+/// other version is a failure that names it, not a silent change of oracle.
+pub const ORACLE_PAHOLE_VERSION: &str = "v1.24";
+
+/// Debian's pahole, after checking that it is [`ORACLE_PAHOLE_VERSION`].
+pub fn oracle_pahole() -> PathBuf {
+    let pahole = tool("pahole");
+    let out = run(Command::new(&pahole).arg("--version"));
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(
+        version,
+        ORACLE_PAHOLE_VERSION,
+        "the oracle pahole ({}) is not the version these tests were written against",
+        pahole.display()
+    );
+    pahole
+}
+
 /// Runs a command and returns its output (stdout/stderr captured).
 pub fn run(cmd: &mut Command) -> Output {
     cmd.output()
