@@ -125,8 +125,8 @@ pub fn run(config: &Config) -> Result<Summary> {
 
 /// Caps glibc's malloc arenas at the number of threads that can run at once. glibc gives
 /// every new thread its own arena (up to 8 per core), and each arena keeps the chunks its
-/// thread freed: at -j64 on two cores that was 60 MiB more peak than at -j2 for no speed.
-/// With the cap, peak memory stays flat from -j2 to -j64.
+/// thread freed, so peak memory grew with -j while the extra threads added no speed. With the
+/// cap it stays flat from -j2 to -j64.
 fn bound_malloc_arenas(jobs: usize) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {

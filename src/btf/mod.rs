@@ -62,8 +62,8 @@ impl Endian {
     /// The whole 4-byte words of `data`, in order (a partial word at the end is left out).
     pub fn words(self, data: &[u8]) -> Vec<u32> {
         let word = |c: &[u8]| [c[0], c[1], c[2], c[3]];
-        // One loop per byte order over whole chunks, each a plain bulk conversion (parsing
-        // 130 MB of BTF took 0.4 s reading word by word, 0.15 s this way).
+        // One loop per byte order over whole chunks: each is a plain bulk conversion the
+        // compiler vectorizes, where a per-word byte-order test would not be.
         match self {
             Endian::Little => data
                 .chunks_exact(4)
