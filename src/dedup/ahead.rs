@@ -10,7 +10,7 @@
 use super::Graph;
 
 /// How many ids ahead of the struct phase the records are prefetched: about two compile
-/// units of the kernel (measured: 4096 ids gave the best median of 2000, 4000, 8000 and 16000).
+/// units of the kernel (how it was chosen: docs/dedup-performance.md).
 const RECORDS_AHEAD: u32 = 4096;
 /// The per-id entries (record positions, canonical map) go this much further ahead, so that
 /// the record positions are cached by the time the records are prefetched.

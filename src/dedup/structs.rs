@@ -22,7 +22,7 @@
 //! On the kernel this phase is most of dedup: a dependent chain of pair steps, each reading
 //! the record the previous one pointed at. `ahead.rs` streams the records and per-id entries
 //! ahead of the loop into the outer caches, and queuing a pair decides it at once when both
-//! sides already map to one type. Measurements, and the ideas measured and dropped, are in
+//! sides already map to one type. The figures behind this, and the ideas tried and dropped, are in
 //! `docs/dedup-performance.md`.
 
 use super::ahead::Ahead;
