@@ -207,10 +207,14 @@ pub fn encode(
         vars: &vars,
         arch: &arch,
         index_cu: None,
+        prescanned: Default::default(),
         verbose: config.verbose,
         release: &release,
     };
-    ctx.index_cu = ctx.find_index_cu()?;
+    if let Some((index, types)) = ctx.find_index_cu()? {
+        ctx.index_cu = Some(index);
+        ctx.prescanned = Mutex::new(Some(types));
+    }
     summary.phases.push(clock.end("elf"));
     let mut dst = match base {
         Some(base) => Btf::new_split(base),

@@ -119,7 +119,8 @@ pub fn parse(data: &[u8], base: Option<Arc<Btf>>) -> Result<Btf> {
 
 /// Splits the type section into records, checking each kind and that it fits.
 pub fn record_offsets(words: &[u32]) -> Result<Vec<u32>> {
-    let mut offs = Vec::new();
+    // Records are at least 3 words and kernel ones average more than 4.
+    let mut offs = Vec::with_capacity(words.len() / 4);
     let mut i = 0usize;
     while i < words.len() {
         if i + 3 > words.len() {

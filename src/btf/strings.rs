@@ -64,30 +64,31 @@ impl StringTable {
     /// Indexes every string of a section read with [`StringTable::from_bytes`], so that
     /// [`StringTable::add`] reuses existing offsets. The first occurrence of a duplicate wins.
     pub fn build_index(&mut self) {
-        self.index.clear();
+        let StringTable { data, index } = self;
+        index.clear();
         // One reservation for every string: growing rehashes (and re-hashes the strings) at
         // every doubling, which was a tenth of a module's encoding against vmlinux.
-        let strings = self.data.iter().filter(|&&b| b == 0).count();
-        let data = &self.data;
-        self.index.reserve(strings, |&o| hash_bytes(t_str(data, o)));
-        let mut off = 0usize;
-        while off < self.data.len() {
-            let end = memchr0(&self.data[off..]).map_or(self.data.len(), |e| off + e);
-            let s = &self.data[off..end];
-            let h = hash_bytes(s);
-            let data = &self.data;
-            if self.index.find(h, |&o| t_str(data, o) == s).is_none() {
-                self.index
-                    .insert_unique(h, off as u32, |&o| hash_bytes(t_str(data, o)));
+        let strings = memchr::memchr_iter(0, data).count() + 1;
+        index.reserve(strings, |&o| hash_bytes(t_str(data, o)));
+        let mut start = 0usize;
+        let ends = memchr::memchr_iter(0, data).chain(std::iter::once(data.len()));
+        for end in ends {
+            if start >= data.len() {
+                break;
             }
-            off = end + 1;
+            let s = &data[start..end];
+            let h = hash_bytes(s);
+            if index.find(h, |&o| str_at(data, o, s)).is_none() {
+                index.insert_unique(h, start as u32, |&o| hash_bytes(t_str(data, o)));
+            }
+            start = end + 1;
         }
     }
 
     /// Adds `s` (without NUL) and returns its local offset; an existing equal string is reused.
     pub fn add(&mut self, s: &[u8]) -> u32 {
         let h = hash_bytes(s);
-        if let Some(&off) = self.index.find(h, |&o| t_str(&self.data, o) == s) {
+        if let Some(&off) = self.index.find(h, |&o| str_at(&self.data, o, s)) {
             return off;
         }
         let off = self.data.len() as u32;
@@ -102,7 +103,7 @@ impl StringTable {
     /// Finds `s` without adding it.
     pub fn find(&self, s: &[u8]) -> Option<u32> {
         self.index
-            .find(hash_bytes(s), |&o| t_str(&self.data, o) == s)
+            .find(hash_bytes(s), |&o| str_at(&self.data, o, s))
             .copied()
     }
 
@@ -132,7 +133,14 @@ impl StringTable {
 }
 
 fn memchr0(s: &[u8]) -> Option<usize> {
-    s.iter().position(|&b| b == 0)
+    memchr::memchr(0, s)
+}
+
+/// Whether the string at `off` is `s`, without scanning for its end first.
+fn str_at(data: &[u8], off: u32, s: &[u8]) -> bool {
+    let start = off as usize;
+    let end = start + s.len();
+    data.get(start..end) == Some(s) && matches!(data.get(end), Some(0) | None)
 }
 
 fn t_str(data: &[u8], off: u32) -> &[u8] {

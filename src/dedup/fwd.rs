@@ -13,32 +13,37 @@ use crate::btf::kinds::kind;
 
 /// Marks a name shared by several canonical composites.
 const AMBIGUOUS: u32 = 0;
+/// Marks a name no canonical composite has (yet).
+const NO_COMPOSITE: u32 = u32::MAX;
 
 impl Dedup {
     pub(crate) fn resolve_fwds(&mut self) {
-        let mut names: FxHashMap<u32, u32> = FxHashMap::default();
-        let mut fwds = Vec::new();
+        let fwds: Vec<u32> = (self.types.start_id..self.types.type_cnt())
+            .filter(|&id| self.types.map(id) == id && self.types.kind(id) == kind::FWD)
+            .collect();
+        if fwds.is_empty() {
+            return;
+        }
+        // Only the names of these FWDs are looked up: count canonical composites of those
+        // names alone (split BTF: the base's thousands of structs are mostly other names).
+        let mut names: FxHashMap<u32, u32> = fwds
+            .iter()
+            .map(|&id| (self.types.rec(id)[0], NO_COMPOSITE))
+            .collect();
         for id in 1..self.types.type_cnt() {
             if self.types.map(id) != id {
                 continue;
             }
-            match self.types.kind(id) {
-                kind::STRUCT | kind::UNION => {
-                    names
-                        .entry(self.types.rec(id)[0])
-                        .and_modify(|c| *c = AMBIGUOUS)
-                        .or_insert(id);
+            if let kind::STRUCT | kind::UNION = self.types.kind(id) {
+                if let Some(c) = names.get_mut(&self.types.rec(id)[0]) {
+                    *c = if *c == NO_COMPOSITE { id } else { AMBIGUOUS };
                 }
-                kind::FWD if id >= self.types.start_id => fwds.push(id),
-                _ => {}
             }
         }
         for id in fwds {
             let t = self.types.rec(id);
-            let Some(&cand) = names.get(&t[0]) else {
-                continue;
-            };
-            if cand == AMBIGUOUS {
+            let cand = names[&t[0]];
+            if cand == AMBIGUOUS || cand == NO_COMPOSITE {
                 continue;
             }
             let is_union = t[1] >> 31 != 0;

@@ -122,15 +122,15 @@ pub fn dedup(btf: &mut Btf, opts: &DedupOptions) -> Result<()> {
 pub fn dedup_timed(btf: &mut Btf, opts: &DedupOptions) -> Result<Vec<(&'static str, Duration)>> {
     let start = Instant::now();
     let mut marks = Vec::new();
-    let recs = own_recs(btf, opts.threads)?;
-    check_base(btf)?;
+    let mut recs = own_recs(btf, opts.threads)?;
+    let base = flatten_base(btf, &mut recs)?;
     marks.push(("records", Instant::now()));
     if !btf.strs_deduped {
         strings::dedup_strings(btf)?;
         btf.strs_deduped = true;
         marks.push(("strings", Instant::now()));
     }
-    let mut d = Dedup::new(btf, recs, opts);
+    let mut d = Dedup::new(btf, base, recs, opts);
     marks.push(("setup", Instant::now()));
     let result = d.run().and_then(|()| d.compact_and_remap());
     d.mark("compaction");
@@ -187,19 +187,35 @@ fn own_recs(btf: &Btf, threads: usize) -> Result<Vec<Rec>> {
     Ok(recs)
 }
 
-/// The checks of [`own_recs`] for the base records, which equivalence checks walk into.
-fn check_base(btf: &Btf) -> Result<()> {
+/// The base records for the phases: `void` (three zero words) followed by every base record,
+/// all levels flattened, with the checks of [`own_recs`] (equivalence checks walk into the
+/// base) and each base id's place and kind noted in `recs`.
+fn flatten_base(btf: &Btf, recs: &mut [Rec]) -> Result<Vec<u32>> {
     let Some(base) = btf.base() else {
-        return Ok(());
+        return Ok(vec![0u32; 3]);
     };
-    let base_cnt = base.type_cnt();
-    for id in 1..base_cnt {
-        let t = base
-            .type_by_id(id)
-            .ok_or_else(|| Error::BadBtf(format!("base type [{id}] is missing")))?;
-        check_record(id, t.words, base_cnt)?;
+    let cnt = base.type_cnt();
+    let mut levels = vec![base];
+    while let Some(below) = levels.last().and_then(|b| b.base()) {
+        levels.push(below);
     }
-    Ok(())
+    let words: usize = levels.iter().map(|l| l.type_words().len()).sum();
+    let mut flat = Vec::with_capacity(3 + words);
+    flat.extend_from_slice(&[0u32; 3]);
+    for level in levels.into_iter().rev() {
+        let shift = flat.len();
+        let words = level.type_words();
+        flat.extend_from_slice(words);
+        let offs = level.type_offsets();
+        for (i, &off) in offs.iter().enumerate() {
+            let id = level.start_id() + i as u32;
+            let end = offs.get(i + 1).map_or(words.len(), |&e| e as usize);
+            let w = &words[off as usize..end];
+            check_record(id, w, cnt)?;
+            recs[id as usize] = Rec::new(shift + off as usize, w);
+        }
+    }
+    Ok(flat)
 }
 
 fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {
@@ -478,20 +494,12 @@ impl Rec {
 }
 
 impl Dedup {
-    /// `btf_dedup_new`: moves the own records out of `btf` (their offsets are in `recs`,
-    /// which lacks the base's) and initialises the maps: everything unprocessed, except VAR
+    /// `btf_dedup_new`: moves the own records out of `btf` (their offsets, and the
+    /// flattened `base`'s, are in `recs`) and initialises the maps: everything unprocessed, except VAR
     /// and DATASEC, which are never deduplicated and map to themselves from the start.
-    fn new(btf: &mut Btf, mut recs: Vec<Rec>, opts: &DedupOptions) -> Self {
+    fn new(btf: &mut Btf, base: Vec<u32>, recs: Vec<Rec>, opts: &DedupOptions) -> Self {
         let start_id = btf.start_id();
         let cnt = btf.type_cnt() as usize;
-        let mut base = vec![0u32; 3];
-        if let Some(b) = btf.base() {
-            for id in 1..start_id {
-                let t = b.type_by_id(id).expect("checked by check_base");
-                recs[id as usize] = Rec::new(base.len(), t.words);
-                base.extend_from_slice(t.words);
-            }
-        }
         let (words, own_offs, _) = btf.raw_parts_mut();
         let own = Arc::new(std::mem::take(words));
         *own_offs = Vec::new();
@@ -601,6 +609,7 @@ impl Dedup {
 
     /// `btf_dedup_prep`: base types are canonical and become candidates.
     fn prep(&mut self) -> Result<()> {
+        let mut candidates = Vec::with_capacity(self.types.start_id as usize);
         for id in 1..self.types.start_id {
             self.types.set_map(id, id);
             let t = self.types.rec(id);
@@ -626,8 +635,9 @@ impl Dedup {
                     )))
                 }
             };
-            self.table.append(h, id);
+            candidates.push((h, id));
         }
+        self.table.append_all(&candidates);
         Ok(())
     }
 

@@ -84,6 +84,11 @@ impl CandTable {
         if cap == 0 || (self.entries.len() + 1) * 4 / 3 > cap {
             self.grow();
         }
+        self.prepend(key, val);
+    }
+
+    /// Prepends `val` to the chain of `key`'s bucket at the current size.
+    fn prepend(&mut self, key: u64, val: u32) {
         let h = self.bucket(key, self.cap_bits);
         let idx = self.entries.len() as u32;
         self.entries.push(Entry {
@@ -92,6 +97,54 @@ impl CandTable {
             next: self.buckets[h],
         });
         self.buckets[h] = idx;
+    }
+
+    /// Appends `entries` to an empty table, in order: the same candidate order for every key
+    /// as calling [`CandTable::append`] on each, without re-inserting everything at each
+    /// growth (split BTF enters every base type this way).
+    ///
+    /// Only the order of entries with equal keys is observable ([`CandTable::next`] filters
+    /// by key), and equal keys share a bucket at every size, so each growth reverses their
+    /// order and each append prepends. That is a deque read head first: an entry appended
+    /// after an even number of growths goes to the front, after an odd number to the back,
+    /// and the deque is read back to front when the total number of growths is odd. The
+    /// entries are prepended at the final size in the reverse of that reading order.
+    pub(crate) fn append_all(&mut self, entries: &[(u64, u32)]) {
+        assert!(
+            self.entries.is_empty(),
+            "append_all starts from an empty table"
+        );
+        let mut bits = 0u32;
+        let mut odd_growths = false;
+        let mut front = Vec::with_capacity(entries.len());
+        let mut back = Vec::with_capacity(entries.len());
+        for (len, &entry) in entries.iter().enumerate() {
+            let cap = if bits == 0 { 0 } else { 1usize << bits };
+            if cap == 0 || (len + 1) * 4 / 3 > cap {
+                bits = (bits + 1).max(2);
+                odd_growths = !odd_growths;
+            }
+            if odd_growths {
+                back.push(entry);
+            } else {
+                front.push(entry);
+            }
+        }
+        // The deque read head first is `front` reversed, then `back`.
+        let deque = front.iter().rev().chain(back.iter());
+        let reading: Vec<(u64, u32)> = if odd_growths {
+            deque.rev().copied().collect()
+        } else {
+            deque.copied().collect()
+        };
+        if entries.is_empty() {
+            return;
+        }
+        self.cap_bits = bits;
+        self.buckets = vec![NONE; 1usize << bits];
+        for &(key, val) in reading.iter().rev() {
+            self.prepend(key, val);
+        }
     }
 
     /// A cursor positioned before the first candidate for `key`.
@@ -128,6 +181,33 @@ mod tests {
             v.push(x);
         }
         v
+    }
+
+    #[test]
+    fn append_all_orders_candidates_as_appends_do() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for n in (0..40).chain([100, 1000, 5000]) {
+            for force in [false, true] {
+                let entries: Vec<(u64, u32)> = (0..n).map(|i| (rand() % 7, i)).collect();
+                let more: Vec<(u64, u32)> = (n..n + 50).map(|i| (rand() % 7, i)).collect();
+                let mut one_by_one = CandTable::new(force, 0);
+                entries.iter().for_each(|&(k, v)| one_by_one.append(k, v));
+                let mut bulk = CandTable::new(force, 0);
+                bulk.append_all(&entries);
+                let same = |a: &CandTable, b: &CandTable| (0..8).all(|k| all(a, k) == all(b, k));
+                assert!(same(&one_by_one, &bulk), "{n} entries");
+                for table in [&mut one_by_one, &mut bulk] {
+                    more.iter().for_each(|&(k, v)| table.append(k, v));
+                }
+                assert!(same(&one_by_one, &bulk), "{n} entries, then 50 appended");
+            }
+        }
     }
 
     #[test]

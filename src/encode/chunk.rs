@@ -24,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::input::arch::Arch;
 use crate::input::symbols::{ElfFunction, ElfFunctions};
 use crate::stats::{timed, WorkerTimes};
+use parking_lot::Mutex;
 
 /// Everything the workers share, read-only.
 pub struct EncodeContext<'a, 'd> {
@@ -47,6 +48,9 @@ pub struct EncodeContext<'a, 'd> {
     pub arch: &'d Arch,
     /// The CU that establishes the array index type, if any CU has an `int` or an array.
     pub index_cu: Option<usize>,
+    /// That CU's types, decoded by the pre-scan ([`EncodeContext::find_index_cu`]) and taken
+    /// by the worker that encodes it, so that it is not decoded twice.
+    pub prescanned: Mutex<Option<CuTypes<'a>>>,
     /// Collect `-V` messages.
     pub verbose: bool,
     /// Called with the `.debug_info` range of each finished CU (to release its pages).
@@ -122,15 +126,30 @@ impl<'a> EncodeContext<'a, '_> {
     }
 
     /// The sequential pre-scan: the first CU that has an `int` or an array (see
-    /// [`IndexRole`]). Usually the very first CU, so this decodes one CU.
-    pub fn find_index_cu(&self) -> Result<Option<usize>> {
+    /// [`IndexRole`]), with its decoded types. Usually the very first CU, so this decodes one
+    /// CU.
+    pub fn find_index_cu(&self) -> Result<Option<(usize, CuTypes<'a>)>> {
         for i in 0..self.headers.len() {
             let cu = self.cu(i)?;
-            if !self.excluded(&cu) && super::types::establishes_index(&self.types(&cu)?) {
-                return Ok(Some(i));
+            if self.excluded(&cu) {
+                continue;
+            }
+            let types = self.types(&cu)?;
+            if super::types::establishes_index(&types) {
+                return Ok(Some((i, types)));
             }
         }
         Ok(None)
+    }
+
+    /// Decodes the types of CU `cu_index`, or takes them from the pre-scan.
+    fn decode_types(&self, cu: &Cu<'a>, cu_index: usize) -> Result<CuTypes<'a>> {
+        if self.index_cu == Some(cu_index) {
+            if let Some(types) = self.prescanned.lock().take() {
+                return Ok(types);
+            }
+        }
+        self.types(cu)
     }
 
     /// Encodes CUs `range` into a new chunk, handing every function with an ELF symbol to
@@ -174,7 +193,7 @@ impl<'a> EncodeContext<'a, '_> {
         found: &mut impl FnMut(FoundFunction<'_, 'a>),
     ) -> Result<()> {
         let mut times = WorkerTimes::default();
-        let types = timed(&mut times.decode, || self.types(cu))?;
+        let types = timed(&mut times.decode, || self.decode_types(cu, cu_index))?;
         if self.verbose {
             chunk
                 .messages
