@@ -609,12 +609,13 @@ impl Dedup {
 
     /// `btf_dedup_prep`: base types are canonical and become candidates.
     fn prep(&mut self) -> Result<()> {
-        let mut candidates = Vec::with_capacity(self.types.start_id as usize);
-        for id in 1..self.types.start_id {
-            self.types.set_map(id, id);
-            let t = self.types.rec(id);
-            let h = match kind_of(t) {
-                kind::VAR | kind::DATASEC => continue,
+        let mut unknown = None;
+        let graph = self.types.graph();
+        let candidates = (1..graph.start_id).filter_map(|id| {
+            graph.set_map(id, id);
+            let t = graph.rec(id);
+            Some(match kind_of(t) {
+                kind::VAR | kind::DATASEC => return None,
                 kind::CONST
                 | kind::VOLATILE
                 | kind::RESTRICT
@@ -623,22 +624,25 @@ impl Dedup {
                 | kind::TYPEDEF
                 | kind::FUNC
                 | kind::FLOAT
-                | kind::TYPE_TAG => hash::hash_common(t),
-                kind::INT | kind::DECL_TAG => hash::hash_int_decl_tag(t),
-                kind::ENUM | kind::ENUM64 => hash::hash_enum(t),
-                kind::STRUCT | kind::UNION => hash::hash_struct(t),
-                kind::ARRAY => hash::hash_array(t),
-                kind::FUNC_PROTO => hash::hash_fnproto(t),
+                | kind::TYPE_TAG => (hash::hash_common(t), id),
+                kind::INT | kind::DECL_TAG => (hash::hash_int_decl_tag(t), id),
+                kind::ENUM | kind::ENUM64 => (hash::hash_enum(t), id),
+                kind::STRUCT | kind::UNION => (hash::hash_struct(t), id),
+                kind::ARRAY => (hash::hash_array(t), id),
+                kind::FUNC_PROTO => (hash::hash_fnproto(t), id),
                 k => {
-                    return Err(Error::BadBtf(format!(
-                        "base type [{id}] has unknown kind {k}"
-                    )))
+                    unknown.get_or_insert((id, k));
+                    return None;
                 }
-            };
-            candidates.push((h, id));
+            })
+        });
+        self.table.append_all(candidates);
+        match unknown {
+            Some((id, k)) => Err(Error::BadBtf(format!(
+                "base type [{id}] has unknown kind {k}"
+            ))),
+            None => Ok(()),
         }
-        self.table.append_all(&candidates);
-        Ok(())
     }
 
     /// See [`Graph::resolve`].

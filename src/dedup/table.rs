@@ -109,41 +109,47 @@ impl CandTable {
     /// after an even number of growths goes to the front, after an odd number to the back,
     /// and the deque is read back to front when the total number of growths is odd. The
     /// entries are prepended at the final size in the reverse of that reading order.
-    pub(crate) fn append_all(&mut self, entries: &[(u64, u32)]) {
+    pub(crate) fn append_all(&mut self, entries: impl IntoIterator<Item = (u64, u32)>) {
         assert!(
             self.entries.is_empty(),
             "append_all starts from an empty table"
         );
-        let mut bits = 0u32;
-        let mut odd_growths = false;
-        let mut front = Vec::with_capacity(entries.len());
-        let mut back = Vec::with_capacity(entries.len());
-        for (len, &entry) in entries.iter().enumerate() {
+        let entries = entries.into_iter();
+        self.entries.reserve(entries.size_hint().0);
+        self.entries.extend(entries.map(|(key, val)| Entry {
+            key,
+            val,
+            next: NONE,
+        }));
+        let n = self.entries.len();
+        if n == 0 {
+            return;
+        }
+        // Entry i was appended after an odd number of growths when `odd_after[i]`.
+        let mut odd_after = vec![false; n];
+        let (mut bits, mut odd) = (0u32, false);
+        for (len, slot) in odd_after.iter_mut().enumerate() {
             let cap = if bits == 0 { 0 } else { 1usize << bits };
             if cap == 0 || (len + 1) * 4 / 3 > cap {
                 bits = (bits + 1).max(2);
-                odd_growths = !odd_growths;
+                odd = !odd;
             }
-            if odd_growths {
-                back.push(entry);
-            } else {
-                front.push(entry);
-            }
-        }
-        // The deque read head first is `front` reversed, then `back`.
-        let deque = front.iter().rev().chain(back.iter());
-        let reading: Vec<(u64, u32)> = if odd_growths {
-            deque.rev().copied().collect()
-        } else {
-            deque.copied().collect()
-        };
-        if entries.is_empty() {
-            return;
+            *slot = odd;
         }
         self.cap_bits = bits;
         self.buckets = vec![NONE; 1usize << bits];
-        for &(key, val) in reading.iter().rev() {
-            self.prepend(key, val);
+        // Prepending in this order reads back as the deque's reading order: the front half
+        // reversed, then the back half (odd total), or the back half reversed, then the
+        // front half (even total).
+        let first = |i: &usize| odd_after[*i] != odd;
+        let order = (0..n)
+            .rev()
+            .filter(first)
+            .chain((0..n).filter(|i| !first(i)));
+        for idx in order {
+            let h = self.bucket(self.entries[idx].key, bits);
+            self.entries[idx].next = self.buckets[h];
+            self.buckets[h] = idx as u32;
         }
     }
 
@@ -199,7 +205,7 @@ mod tests {
                 let mut one_by_one = CandTable::new(force, 0);
                 entries.iter().for_each(|&(k, v)| one_by_one.append(k, v));
                 let mut bulk = CandTable::new(force, 0);
-                bulk.append_all(&entries);
+                bulk.append_all(entries.iter().copied());
                 let same = |a: &CandTable, b: &CandTable| (0..8).all(|k| all(a, k) == all(b, k));
                 assert!(same(&one_by_one, &bulk), "{n} entries");
                 for table in [&mut one_by_one, &mut bulk] {
