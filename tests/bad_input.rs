@@ -161,6 +161,52 @@ fn cycle_of_atomic_types() {
     assert_clean_failure(&p, "cycle of atomic types");
 }
 
+/// A typedef chain whose first typedef's `DW_AT_type` is pointed at the last: a cycle no C
+/// type can form, which would be BTF every kernel rejects (and a walk along it would not end).
+#[test]
+fn typedef_cycle() {
+    let mut src = String::from("typedef int t0;\n");
+    for i in 1..8 {
+        src += &format!("typedef t{} t{i};\n", i - 1);
+    }
+    src += "int f(t7 a) { return (int)a; }\n";
+    let obj = compile("typedefs.c", &src, "gcc", &["-g", "-O2", "-gdwarf-4"]);
+    let info = run_ok(
+        Command::new(tool("readelf"))
+            .arg("--debug-dump=info")
+            .arg(&obj),
+    );
+    let info = String::from_utf8_lossy(&info.stdout);
+    // `<1><39>: Abbrev Number: 3 (DW_TAG_typedef)`, then `<3f>   DW_AT_type : <0x32>`.
+    let mut typedefs = Vec::new();
+    let mut die = None;
+    for line in info.lines() {
+        let hex = |s: &str| usize::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+        if line.contains("(DW_TAG_typedef)") {
+            die = line.split(['<', '>']).nth(3).map(hex);
+        } else if let (Some(d), true) = (die, line.contains("DW_AT_type")) {
+            let attr = hex(line.split(['<', '>']).nth(1).unwrap());
+            let target = hex(line.rsplit(['<', '>']).nth(1).unwrap());
+            typedefs.push((d, attr, target));
+            die = None;
+        }
+    }
+    assert_eq!(typedefs.len(), 8, "typedef DIEs not found in:\n{info}");
+    let (first, last) = (typedefs[0], typedefs[7]);
+    let mut bytes = std::fs::read(&obj).unwrap();
+    let (off, _) = section_range(&obj, ".debug_info");
+    let at = off + first.1;
+    assert_eq!(
+        u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize,
+        first.2,
+        "t0's DW_AT_type is not a ref4 in a CU at .debug_info+0"
+    );
+    bytes[at..at + 4].copy_from_slice(&(last.0 as u32).to_le_bytes());
+    let p = obj.with_file_name("typedef-cycle.o");
+    std::fs::write(&p, &bytes).unwrap();
+    assert_clean_failure(&p, "refers back to itself through typedefs");
+}
+
 #[test]
 fn unknown_flag() {
     let out = run(Command::new(bin()).arg("--no-such-flag").arg("x"));

@@ -5,6 +5,7 @@
 //! `locations` (over `expr`, the DWARF expression decoder) and asks `layout` whether a struct
 //! is packed.
 
+pub mod cycles;
 mod expr;
 pub mod functions;
 mod layout;

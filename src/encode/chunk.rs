@@ -16,6 +16,7 @@ use super::types::{encode_cu_types, IndexRole};
 use super::variables::{PendingSecinfo, VarEncoder};
 use crate::btf::{Btf, Endian};
 use crate::config::Features;
+use crate::dwarf::cycles::find_type_cycle;
 use crate::dwarf::functions::{decode_cu_functions, FunctionInfo};
 use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError};
 use crate::dwarf::units::{Cu, R};
@@ -194,6 +195,19 @@ impl<'a> EncodeContext<'a, '_> {
     ) -> Result<()> {
         let mut times = WorkerTimes::default();
         let types = timed(&mut times.decode, || self.decode_types(cu, cu_index))?;
+        if let Some(entry) = find_type_cycle(&types) {
+            let die_offset = cu.die_offset(UnitOffset(types.dies[entry] as usize));
+            let reason = "this type refers back to itself through typedefs, qualifiers, \
+                          pointers, arrays or function types alone (no struct or union \
+                          breaks the cycle): no C type can, and BTF forbids it";
+            return Err(self.dwarf_error(
+                cu,
+                DecodeError {
+                    die_offset,
+                    reason: reason.into(),
+                },
+            ));
+        }
         if self.verbose {
             chunk
                 .messages
