@@ -319,13 +319,20 @@ pub fn kernel_refused(errno: i32, what: &str) -> bool {
     if errno != 1 && errno != 13 && errno != 38 {
         return false;
     }
-    let why = format!("the kernel refused BPF_BTF_LOAD (errno {errno}: no privilege or no call)");
+    skip(&format!(
+        "{what}: the kernel refused BPF_BTF_LOAD (errno {errno}: no privilege or no call)"
+    ));
+    true
+}
+
+/// Says that a test skips the kernel's check and why — or, under DWARF2BTF_REQUIRE_KERNEL=1
+/// (scripts/test.sh as root), fails with that reason.
+pub fn skip(why: &str) {
     assert!(
         std::env::var("DWARF2BTF_REQUIRE_KERNEL").as_deref() != Ok("1"),
-        "{what}: {why}, and DWARF2BTF_REQUIRE_KERNEL=1 requires the kernel's check"
+        "{why}, and DWARF2BTF_REQUIRE_KERNEL=1 requires the kernel's check"
     );
-    eprintln!("SKIP {what}: {why}");
-    true
+    eprintln!("SKIP {why}");
 }
 
 /// A copy of raw BTF (host byte order) whose first STRUCT member points at a type id past
@@ -352,8 +359,7 @@ pub fn corrupt_member_type(data: &[u8]) -> Vec<u8> {
 }
 
 /// `dwarf2btf verify --kernel FILE [--base BASE]`'s output; `None` when it could not ask the
-/// kernel (exit 3: no privilege, no bpf()), which [`kernel_refused`]'s rules make a SKIP or,
-/// under DWARF2BTF_REQUIRE_KERNEL=1, a failure.
+/// kernel (exit 3: no privilege, no bpf()), a [`skip`].
 pub fn verify_kernel_cli(file: &Path, base: Option<&Path>) -> Option<Output> {
     let mut cmd = Command::new(bin());
     cmd.args(["verify", "--kernel"]).arg(file);
@@ -362,12 +368,7 @@ pub fn verify_kernel_cli(file: &Path, base: Option<&Path>) -> Option<Output> {
     }
     let out = run(&mut cmd);
     if out.status.code() == Some(3) {
-        let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        assert!(
-            std::env::var("DWARF2BTF_REQUIRE_KERNEL").as_deref() != Ok("1"),
-            "{why}, and DWARF2BTF_REQUIRE_KERNEL=1 requires the kernel's check"
-        );
-        eprintln!("SKIP: {why}");
+        skip(String::from_utf8_lossy(&out.stderr).trim());
         return None;
     }
     Some(out)
