@@ -58,22 +58,31 @@ fn assert_accepted(file: &Path, base: Option<&Path>) -> bool {
     true
 }
 
-/// `verify --kernel` on a corrupted copy of `file`: rejected, exit 1, the kernel's reason
-/// (the member's type id is invalid) shown.
-fn assert_corrupted_copy_rejected(file: &Path) {
-    let bad = file.with_extension("corrupted.btf");
-    std::fs::write(&bad, corrupt_member_type(&std::fs::read(file).unwrap())).unwrap();
+/// `verify --kernel` on a corrupted copy of `file` ([`corrupt_member_type`]): rejected, exit
+/// 1, the kernel's reason shown.
+fn assert_corrupted_copy_rejected(file: &Path, late: bool) {
+    let bad = file.with_extension(if late { "late.btf" } else { "corrupted.btf" });
+    std::fs::write(
+        &bad,
+        corrupt_member_type(&std::fs::read(file).unwrap(), late),
+    )
+    .unwrap();
     let Some(out) = verify_kernel_cli(&bad, None) else {
         return;
     };
     let stdout = String::from_utf8_lossy(&out.stdout);
     eprintln!("{}", stdout.trim());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let reason = if late {
+        "Invalid member"
+    } else {
+        "Invalid type_id"
+    };
     assert!(
         stdout.contains("rejected by the running kernel (")
             && stdout.contains("Invalid argument")
             && stdout.contains("verifier log, last lines")
-            && stdout.contains("Invalid type_id"),
+            && stdout.contains(reason),
         "{}",
         text(&out)
     );
@@ -91,7 +100,9 @@ fn verify_kernel_accepts_vmlinux_and_module_btf() {
         return;
     };
     assert_accepted(&module, Some(&vmlinux));
-    assert_corrupted_copy_rejected(&vmlinux);
+    // The late one's reason comes after several MiB of log: the log must grow to hold it.
+    assert_corrupted_copy_rejected(&vmlinux, false);
+    assert_corrupted_copy_rejected(&vmlinux, true);
 }
 
 #[test]
@@ -102,5 +113,5 @@ fn verify_kernel_accepts_fixture_btf_and_rejects_a_corrupted_copy() {
             return;
         }
     }
-    assert_corrupted_copy_rejected(&files[0].1);
+    assert_corrupted_copy_rejected(&files[0].1, false);
 }

@@ -126,13 +126,19 @@ pub fn load(data: &[u8]) -> std::result::Result<OwnedFd, LoadError> {
         match result {
             // Accepted on the retry: whatever made the first call fail has passed.
             Ok(fd) => return Ok(fd),
-            Err(ENOSPC) if size < MAX_LOG => size = (size * 4).min(MAX_LOG),
             Err(again) => {
+                // Newer kernels say ENOSPC when the log overflowed (keeping its end); before
+                // 6.4 the log keeps its start and fills up silently.
+                let overflowed = again == ENOSPC || end + 1 >= size;
+                if overflowed && size < MAX_LOG {
+                    size = (size * 4).min(MAX_LOG);
+                    continue;
+                }
                 return Err(LoadError::Rejected(Rejection {
                     errno,
-                    log_truncated: again == ENOSPC || end + 1 >= size,
+                    log_truncated: overflowed,
                     log: text,
-                }))
+                }));
             }
         }
     }

@@ -336,25 +336,37 @@ pub fn skip(why: &str) {
 }
 
 /// A copy of raw BTF (host byte order) whose first STRUCT member points at a type id past
-/// the last type: the kernel rejects it ("Invalid type_id"), naming the member.
-pub fn corrupt_member_type(data: &[u8]) -> Vec<u8> {
+/// the last type, which the kernel rejects in its meta checks ("Invalid type_id"), or, with
+/// `late`, at the first FUNC, which it rejects only in its resolve pass, after it has logged
+/// every type ("Invalid member").
+pub fn corrupt_member_type(data: &[u8], late: bool) -> Vec<u8> {
     use dwarf2btf::btf::{kinds, read, Kind};
     let h = read::parse_header(data).unwrap();
     let types = (h.hdr_len + h.type_off) as usize;
     let words = h.endian.words(&data[types..types + h.type_len as usize]);
     let offs = read::record_offsets(&words).unwrap();
-    let rec = offs
+    let kind_at = |o: u32| {
+        (
+            kinds::info_kind(words[o as usize + 1]),
+            kinds::info_vlen(words[o as usize + 1]),
+        )
+    };
+    let rec = *offs
         .iter()
-        .map(|&o| o as usize)
-        .find(|&o| {
-            let info = words[o + 1];
-            kinds::info_kind(info) == Kind::Struct as u32 && kinds::info_vlen(info) > 0
-        })
-        .expect("a STRUCT with members");
+        .find(|&&o| kind_at(o).0 == Kind::Struct as u32 && kind_at(o).1 > 0)
+        .expect("a STRUCT with members") as usize;
+    let target = if late {
+        1 + offs
+            .iter()
+            .position(|&o| kind_at(o).0 == Kind::Func as u32)
+            .expect("a FUNC") as u32
+    } else {
+        0x00ff_fff0
+    };
     // The first member's words follow the 3-word record head: name_off, type, offset.
     let at = types + (rec + 4) * 4;
     let mut out = data.to_vec();
-    out[at..at + 4].copy_from_slice(&0x00ff_fff0u32.to_ne_bytes());
+    out[at..at + 4].copy_from_slice(&target.to_ne_bytes());
     out
 }
 
