@@ -1,13 +1,14 @@
 //! The running kernel accepts the deduplicated vmlinux BTF, byte for byte, through
 //! `bpf(BPF_BTF_LOAD)` (the kernel's full checks, resolve pass included), and
 //! `dwarf2btf verify --kernel` reports its verdict: accepted for the vmlinux BTF, a module's
-//! split BTF on it and every fixture's BTF, rejected with the kernel's reason for a corrupted
-//! copy. Skips, saying so, only when the kernel refuses the call for lack of privilege — and
+//! split BTF on it and every fixture's BTF, rejected with the kernel's reason for corrupted
+//! copies, and exit 3 with one message where it lacks the privilege to ask. Skips, saying so, only when the kernel refuses the call for lack of privilege — and
 //! fails even then under DWARF2BTF_REQUIRE_KERNEL=1 (scripts/test.sh, as root).
 
 mod common;
 
 use std::path::Path;
+use std::process::Command;
 
 use common::*;
 
@@ -114,4 +115,37 @@ fn verify_kernel_accepts_fixture_btf_and_rejects_a_corrupted_copy() {
         }
     }
     assert_corrupted_copy_rejected(&files[0].1, false);
+}
+
+/// Without privilege the kernel cannot be asked: one message, exit 3 (not 1, a rejection).
+/// As root the command runs without capabilities (setpriv empties the bounding set, so the
+/// exec grants none; the files stay readable to uid 0).
+#[test]
+fn verify_kernel_without_privilege_says_so_with_exit_3() {
+    let files = fixture_btf_files("btf_load_unprivileged");
+    let mut cmd = if is_root() {
+        let mut c = Command::new(tool("setpriv"));
+        c.args(["--bounding-set=-all", "--inh-caps=-all"])
+            .arg(bin());
+        c
+    } else {
+        Command::new(bin())
+    };
+    let out = run(cmd.args(["verify", "--kernel"]).arg(&files[0].1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        stderr.contains("cannot ask the running kernel") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+}
+
+/// Whether this process runs as root (its real uid, from /proc/self/status).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().next())
+            == Some("0")
+    })
 }
