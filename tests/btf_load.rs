@@ -2,8 +2,9 @@
 //! `bpf(BPF_BTF_LOAD)` (the kernel's full checks, resolve pass included), and
 //! `dwarf2btf verify --kernel` reports its verdict: accepted for the vmlinux BTF, a module's
 //! split BTF on it and every fixture's BTF, rejected with the kernel's reason for corrupted
-//! copies, and exit 3 with one message where it lacks the privilege to ask. Skips, saying so, only when the kernel refuses the call for lack of privilege — and
-//! fails even then under DWARF2BTF_REQUIRE_KERNEL=1 (scripts/test.sh, as root).
+//! copies, and exit 3 with one message where it lacks the privilege to ask. Skips, saying so,
+//! only when the kernel refuses the call for lack of privilege — and fails even then under
+//! DWARF2BTF_REQUIRE_KERNEL=1 (scripts/test.sh, as root).
 
 mod common;
 
