@@ -20,7 +20,8 @@
 #
 # Cache: ${DWARF2BTF_CACHE:-~/.cache/dwarf2btf}/kernel-check-6.1/: the package (apt-get
 # download, apt-get update first when that fails), its vmlinuz (dpkg -x), and the last run's
-# initramfs/ and console.log. Needs qemu-system-x86, cpio and gcc (static libc), installed
+# console.log; each run builds its initramfs in a run.* directory of its own, removed at the
+# end. Needs qemu-system-x86, cpio and gcc (static libc), installed
 # when missing. Knobs: KC_PACKAGE (another image package), KC_TIMEOUT (s, default 600).
 # KVM is not used: on this VM nested KVM hangs; the boot takes well under a minute under TCG.
 set -euo pipefail
@@ -64,20 +65,26 @@ if [ -z "$VMLINUZ" ]; then
     (cd "$CACHE" && apt-get download "$PKG" >&2) || fail "apt-get download $PKG failed"
   fi
   deb=$(ls "$CACHE/${PKG}"_*.deb | head -n 1)
-  rm -rf "$CACHE/$PKG.tmp"
-  dpkg -x "$deb" "$CACHE/$PKG.tmp" && mv "$CACHE/$PKG.tmp" "$CACHE/$PKG"
+  unpack=$(mktemp -d "$CACHE/$PKG.XXXXXX")
+  dpkg -x "$deb" "$unpack"
+  # another run may have unpacked it meanwhile: keep the first
+  mv -T "$unpack" "$CACHE/$PKG" 2>/dev/null || rm -rf "$unpack"
   rm -f "$deb"
   VMLINUZ=$(ls "$CACHE/$PKG"/boot/vmlinuz-* | head -n 1)
 fi
 
-# ---- the initramfs: /init, the files under /check, and /check/list
-R=$CACHE/initramfs
-rm -rf "$R"; mkdir -p "$R/check"
+# ---- the initramfs: /init, the files under /check, and /check/list (in a directory of this
+# run's own, so that runs can overlap)
+RUN=$(mktemp -d "$CACHE/run.XXXXXX")
+trap 'rm -rf "$RUN"' EXIT
+R=$RUN/initramfs
+mkdir -p "$R/check"
 # copy_btf FILE DEST: raw BTF as is, an ELF file's .BTF section extracted
 copy_btf() {
   if [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ]; then
-    objcopy --dump-section ".BTF=$2" "$1" "$R/objcopy.out" 2>/dev/null || cp "$1" "$2"
+    objcopy --dump-section ".BTF=$2" "$1" "$R/objcopy.out" 2>/dev/null || true
     rm -f "$R/objcopy.out"
+    [ -f "$2" ] || { echo "kernel-check-6.1: $1: an ELF file without a .BTF section" >&2; exit 2; }
   else
     cp "$1" "$2"
   fi
@@ -97,18 +104,19 @@ for i in "${!FILES[@]}"; do
   fi
   echo "$i /check/$i.btf $b" >> "$R/check/list"
 done
-make_initramfs "$R" "$REPO/scripts/kernel-check/init.c" "$CACHE/initramfs.cpio"
+make_initramfs "$R" "$REPO/scripts/kernel-check/init.c" "$RUN/initramfs.cpio"
 
 # ---- the boot
-LOGF=$CACHE/console.log
+LOGF=$RUN/console.log
 echo "booting $(basename "$VMLINUZ") under qemu (TCG) to check ${#FILES[@]} file(s)..." >&2
 t0=$(date +%s)
-qemu_boot "$VMLINUZ" "$CACHE/initramfs.cpio" "$LOGF" "$TIMEOUT" -accel tcg -cpu max -m 1G \
+qemu_boot "$VMLINUZ" "$RUN/initramfs.cpio" "$RUN/console.raw" "$TIMEOUT" -accel tcg -cpu max -m 1G \
   -append "console=ttyS0 panic=-1 quiet loglevel=3" >&2
 echo "   boot and checks took $(( $(date +%s) - t0 ))s" >&2
-tr -d '\r' < "$LOGF" > "$LOGF.txt" && mv "$LOGF.txt" "$LOGF"
+tr -d '\r' < "$RUN/console.raw" > "$LOGF"
+cp "$LOGF" "$CACHE/console.log.$$" && mv -f "$CACHE/console.log.$$" "$CACHE/console.log"
 if ! grep -q '^DONE ' "$LOGF"; then
-  echo "---- the last lines of $LOGF" >&2
+  echo "---- the last lines of the console ($CACHE/console.log)" >&2
   tail -n 30 "$LOGF" >&2
   fail "the boot did not finish the checks"
 fi
