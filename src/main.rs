@@ -282,6 +282,9 @@ fn run_verify(file: &Path, base: Option<PathBuf>) -> Result<ExitCode> {
 const EXIT_NO_KERNEL: u8 = 3;
 /// How many of the verifier log's last lines a rejection shows.
 const LOG_TAIL_LINES: usize = 8;
+/// Said after a rejection of what looks like split BTF given without its base.
+const SPLIT_HINT: &str = "  (its string section does not start with an empty string, as split \
+                          BTF's does not: pass its base with --base)\n";
 
 /// `verify --kernel`: the running kernel's verdict through `BPF_BTF_LOAD` (split BTF joined
 /// with its base, as the call takes no base).
@@ -325,8 +328,7 @@ fn run_verify_kernel(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
                 }
             }
             if base.is_none() && looks_split(&data) {
-                text.push_str("  (its string section does not start with an empty string, as split BTF's does not: \
-                     pass its base with --base)\n",);
+                text.push_str(SPLIT_HINT);
             }
             print_stdout(&text)?;
             Ok(ExitCode::FAILURE)
