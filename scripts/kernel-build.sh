@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds Debian's linux-source-<ver> with a small config (tinyconfig + BPF + DWARF 5 + BTF for
-# vmlinux and modules + four modules) using an encoder as PAHOLE, then boots it under qemu with
-# an initramfs whose /init (scripts/kernel-build/init.c) checks that the kernel accepts its own
-# BTF: /sys/kernel/btf/vmlinux loads back through bpf(BPF_BTF_LOAD), every module loads with
-# finit_module (the kernel refuses a module whose BTF it cannot parse), each module's
-# /sys/kernel/btf/<module> is there, registered and loads (merged with vmlinux's), and the
-# kernel log has no BTF error. Before booting it also checks that the in-place write into
-# .tmp_vmlinux* changed nothing but .BTF. Exits 0 only when the console shows "RESULT: PASS".
+# vmlinux and modules + four modules) using an encoder as PAHOLE, then boots it under qemu
+# (scripts/kernel-build/boot.sh) with an initramfs whose /init (scripts/kernel-build/init.c)
+# checks that the kernel accepts its own BTF: /sys/kernel/btf/vmlinux loads back through
+# bpf(BPF_BTF_LOAD), every module loads with finit_module (the kernel refuses a module whose
+# BTF it cannot parse), each module's /sys/kernel/btf/<module> is there, registered and loads
+# (merged with vmlinux's), and the kernel log has no BTF error. Before booting it also checks
+# that the in-place write into .tmp_vmlinux* changed nothing but .BTF. Exits 0 only when the
+# console shows "RESULT: PASS".
 #
 #   scripts/kernel-build.sh [--clean] [6.12|6.1]          # default 6.12
 #   PAHOLE=pahole scripts/kernel-build.sh 6.1               # the comparison run with pahole
@@ -47,6 +48,8 @@ ACCEL=${KB_ACCEL:-auto}
 TCG_TIMEOUT=${KB_TCG_TIMEOUT:-300}
 KVM_TIMEOUT=${KB_KVM_TIMEOUT:-20}
 
+# shellcheck source=kernel-build/boot.sh
+. "$REPO/scripts/kernel-build/boot.sh"
 say() { echo "== $*"; }
 die() { echo "kernel-build: error: $*" >&2; exit 1; }
 
@@ -223,26 +226,20 @@ say "initramfs"
 R=$B/initramfs
 rm -rf "$R"; mkdir -p "$R/etc" "$R/dev" "$R/proc" "$R/sys"
 "${MAKE[@]}" -s modules_install INSTALL_MOD_PATH="$R" >/dev/null
-gcc -static -O2 -Wall -o "$R/init" "$REPO/scripts/kernel-build/init.c"
 # every module after its dependencies (modules.dep lists each module's closure, the last to
 # load first, as modprobe reads it)
 awk -F': *' '{ n = split($2, d, " "); for (i = n; i >= 1; i--) print d[i]; print $1 }' \
     "$R/lib/modules/$KREL/modules.dep" | awk 'NF && !seen[$0]++' | sed "s,^,/lib/modules/$KREL/," > "$R/etc/modules.list"
 [ "$(wc -l < "$R/etc/modules.list")" -eq "$(find "$R" -name '*.ko' | wc -l)" ] || die "modules.list does not list every .ko"
-(cd "$R" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) > "$B/initramfs.cpio"
+make_initramfs "$R" "$REPO/scripts/kernel-build/init.c" "$B/initramfs.cpio"
 echo "   $(wc -l < "$R/etc/modules.list") modules, $(stat -c %s "$B/initramfs.cpio") bytes"
 
 # ---- boot
 LOGF=$B/console.log
-QEMU=(qemu-system-x86_64 -kernel "$B/arch/x86/boot/bzImage" -initrd "$B/initramfs.cpio" -m 512M
-      -nographic -no-reboot -append "console=ttyS0 panic=-1 oops=panic loglevel=7")
 boot() { # boot TIMEOUT ACCEL-ARGS...: the console goes to $LOGF
   local t=$1; shift
-  set +e
-  timeout -k 10 "$t" "${QEMU[@]}" "$@" < /dev/null > "$LOGF" 2>&1
-  local rc=$?
-  set -e
-  echo "   qemu exit status $rc$([ $rc -eq 124 ] && echo " (timed out after ${t}s)")"
+  qemu_boot "$B/arch/x86/boot/bzImage" "$B/initramfs.cpio" "$LOGF" "$t" -m 512M \
+    -append "console=ttyS0 panic=-1 oops=panic loglevel=7" "$@"
 }
 ACCEL_USED=
 BOOT_SECS=0

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use clap::{Arg, ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use dwarf2btf::btf::{canon, dump, read, verify, Btf};
+use dwarf2btf::btf::{canon, dump, kernel, read, verify, Btf};
 use dwarf2btf::config::{
     parse_langs, supported_features, Config, FeatureArg, Features, Output, LAYOUT_NOTICE,
     LEGACY_FLAGS, PAHOLE_VERSION,
@@ -91,9 +91,14 @@ enum Command {
     Verify {
         /// Raw BTF or an ELF file with a .BTF section.
         file: PathBuf,
-        /// Base BTF, when FILE is split BTF.
+        /// Base BTF, when FILE is split BTF (with --kernel, loaded as one BTF with FILE: the
+        /// kernel's BPF_BTF_LOAD takes no base).
         #[arg(long)]
         base: Option<PathBuf>,
+        /// Ask the running kernel instead: load the BTF with bpf(BPF_BTF_LOAD) (needs root).
+        /// Exit 0 when accepted, 1 when rejected, 3 when the kernel cannot be asked.
+        #[arg(long)]
+        kernel: bool,
     },
     /// Compare two BTFs independently of type ids; exit 1 when they differ.
     Diff {
@@ -214,7 +219,16 @@ fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Verify { file, base }) => run_verify(&file, base),
+        Some(Command::Verify {
+            file,
+            base,
+            kernel: false,
+        }) => run_verify(&file, base),
+        Some(Command::Verify {
+            file,
+            base,
+            kernel: true,
+        }) => run_verify_kernel(&file, base.as_deref()),
         Some(Command::Diff {
             a,
             b,
@@ -262,6 +276,79 @@ fn run_verify(file: &Path, base: Option<PathBuf>) -> Result<ExitCode> {
         .collect();
     print_stdout(&listing)?;
     Ok(ExitCode::FAILURE)
+}
+
+/// Exit status of `verify --kernel` when the kernel cannot be asked (no privilege, no bpf()).
+const EXIT_NO_KERNEL: u8 = 3;
+/// How many of the verifier log's last lines a rejection shows.
+const LOG_TAIL_LINES: usize = 8;
+/// Said after a rejection of what looks like split BTF given without its base.
+const SPLIT_HINT: &str = "  (its string section does not start with an empty string, as split \
+                          BTF's does not: pass its base with --base)\n";
+
+/// `verify --kernel`: the running kernel's verdict through `BPF_BTF_LOAD` (split BTF joined
+/// with its base, as the call takes no base).
+fn run_verify_kernel(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
+    let bytes = |path: &Path| -> Result<Vec<u8>> {
+        let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        Ok(read::btf_bytes(path, &data)?.into_owned())
+    };
+    let data = bytes(file)?;
+    let data = match base {
+        Some(base) => kernel::join_split(&bytes(base)?, &data)?,
+        None => data,
+    };
+    let release = kernel::release().unwrap_or_else(|| "unknown release".into());
+    match kernel::load(&data) {
+        Ok(_fd) => {
+            print_stdout(&format!(
+                "{}: accepted by the running kernel ({release})\n",
+                file.display()
+            ))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(kernel::LoadError::Rejected(r)) => {
+            let mut text = format!(
+                "{}: rejected by the running kernel ({release}): {}\n",
+                file.display(),
+                kernel::errno_text(r.errno)
+            );
+            let tail = r.log_tail(LOG_TAIL_LINES);
+            if tail.is_empty() {
+                text.push_str("  (the verifier log is empty)\n");
+            } else {
+                let truncated = if r.log_truncated {
+                    ", the log overflowed its buffer"
+                } else {
+                    ""
+                };
+                text.push_str(&format!("  verifier log, last lines{truncated}:\n"));
+                for line in tail {
+                    text.push_str(&format!("    {}\n", line.replace('\t', "  ")));
+                }
+            }
+            if base.is_none() && looks_split(&data) {
+                text.push_str(SPLIT_HINT);
+            }
+            print_stdout(&text)?;
+            Ok(ExitCode::FAILURE)
+        }
+        Err(e) => {
+            eprintln!(
+                "dwarf2btf: {}: cannot ask the running kernel: {e}",
+                file.display()
+            );
+            Ok(ExitCode::from(EXIT_NO_KERNEL))
+        }
+    }
+}
+
+/// Whether raw BTF looks split: its string section does not start with the empty string.
+fn looks_split(data: &[u8]) -> bool {
+    read::parse_header(data).is_ok_and(|h| {
+        let at = h.hdr_len as usize + h.str_off as usize;
+        h.str_len > 0 && data.get(at) != Some(&0)
+    })
 }
 
 fn run_diff(

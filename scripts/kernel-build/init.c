@@ -20,43 +20,20 @@
  *   - no kernel log line mentioning BTF looks like an error, and there is no "BPF:" line
  *     (the prefix of the kernel's own BTF verifier messages).
  *
- * Built by the script with `gcc -static -O2`; no headers beyond libc's are needed.
+ * Built by the script with `gcc -static -O2`; no headers beyond libc's and btf-load.h (shared
+ * with scripts/kernel-check/init.c) are needed.
  */
-#define _GNU_SOURCE
-#include <errno.h>
+#include "btf-load.h"
+
 #include <stdarg.h>
-#include <fcntl.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
-#include <unistd.h>
 
-#define NR_BPF 321          /* x86_64 */
 #define NR_FINIT_MODULE 313 /* x86_64 */
-
-enum { CMD_OBJ_GET_INFO_BY_FD = 15, CMD_BTF_LOAD = 18, CMD_BTF_GET_FD_BY_ID = 19, CMD_BTF_GET_NEXT_ID = 23 };
-
-union attr {
-	struct { /* BPF_BTF_LOAD */
-		uint64_t btf, btf_log_buf;
-		uint32_t btf_size, btf_log_size, btf_log_level;
-	} load;
-	struct { /* BPF_BTF_GET_NEXT_ID, BPF_BTF_GET_FD_BY_ID */
-		uint32_t id, next_id, open_flags;
-	} id;
-	struct { /* BPF_OBJ_GET_INFO_BY_FD */
-		uint32_t bpf_fd, info_len;
-		uint64_t info;
-	} info;
-	uint8_t pad[128];
-};
 
 struct btf_info {
 	uint64_t btf;
@@ -64,12 +41,6 @@ struct btf_info {
 	uint64_t name;
 	uint32_t name_len, kernel_btf;
 } __attribute__((aligned(8)));
-
-struct btf_header {
-	uint16_t magic;
-	uint8_t version, flags;
-	uint32_t hdr_len, type_off, type_len, str_off, str_len;
-};
 
 static int failures;
 
@@ -86,75 +57,18 @@ static void result(int ok, const char *fmt, ...)
 		failures++;
 }
 
-static long bpf(int cmd, union attr *a)
-{
-	return syscall(NR_BPF, cmd, a, sizeof(*a));
-}
-
-/* Reads a whole file (sysfs bin files report their size, but read to EOF anyway). */
-static unsigned char *slurp(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return NULL;
-	size_t cap = 1 << 20, n = 0;
-	unsigned char *buf = malloc(cap);
-	for (;;) {
-		if (n == cap)
-			buf = realloc(buf, cap *= 2);
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			free(buf);
-			close(fd);
-			return NULL;
-		}
-		if (r == 0)
-			break;
-		n += r;
-	}
-	close(fd);
-	*len = n;
-	return buf;
-}
-
-static int valid_btf(const unsigned char *d, size_t len, struct btf_header *h)
-{
-	if (len < sizeof(*h))
-		return 0;
-	memcpy(h, d, sizeof(*h));
-	return h->magic == 0xeB9F && h->hdr_len >= sizeof(*h) && h->hdr_len <= len &&
-	       (uint64_t)h->hdr_len + h->type_off + h->type_len <= len &&
-	       (uint64_t)h->hdr_len + h->str_off + h->str_len <= len;
-}
-
-static char logbuf[16 << 20];
-
 /* BPF_BTF_LOAD; returns the fd or -1, printing the tail of the verifier log on failure. */
 static int btf_load(const void *data, size_t len, const char *what)
 {
-	union attr a;
-	memset(&a, 0, sizeof(a));
-	a.load.btf = (uintptr_t)data;
-	a.load.btf_size = len;
-	int fd = bpf(CMD_BTF_LOAD, &a);
+	int retried;
+	int fd = btf_load_logged(data, len, &retried);
+	if (retried) /* should not happen; keep the fd and say so */
+		printf("note: %s loaded on the retry with a log\n", what);
 	if (fd >= 0)
 		return fd;
 	int err = errno;
-	memset(&a, 0, sizeof(a));
-	logbuf[0] = 0;
-	a.load.btf = (uintptr_t)data;
-	a.load.btf_size = len;
-	a.load.btf_log_buf = (uintptr_t)logbuf;
-	a.load.btf_log_size = sizeof(logbuf);
-	a.load.btf_log_level = 1;
-	fd = bpf(CMD_BTF_LOAD, &a);
-	if (fd >= 0) { /* should not happen; keep the fd and say so */
-		printf("note: %s loaded on the retry with a log\n", what);
-		return fd;
-	}
-	logbuf[sizeof(logbuf) - 1] = 0;
-	size_t l = strlen(logbuf);
-	const char *tail = l > 4000 ? logbuf + l - 4000 : logbuf;
+	size_t l = strlen(btf_log);
+	const char *tail = l > 4000 ? btf_log + l - 4000 : btf_log;
 	printf("BPF_BTF_LOAD of %s: %s; verifier log%s:\n%s\n", what, strerror(err),
 	       l > 4000 ? " (last 4000 bytes)" : "", tail);
 	errno = err;
@@ -307,26 +221,13 @@ static void check_module_btf(int i, const unsigned char *base, size_t base_len, 
 		free(d);
 		return;
 	}
-	/* The split BTF appended to its base: one standalone BTF with the same ids and offsets. */
-	size_t tl = (size_t)bh->type_len + h.type_len, sl = (size_t)bh->str_len + h.str_len;
-	unsigned char *m = malloc(sizeof(struct btf_header) + tl + sl);
-	struct btf_header mh = *bh;
-	mh.hdr_len = sizeof(mh);
-	mh.type_off = 0;
-	mh.type_len = tl;
-	mh.str_off = tl;
-	mh.str_len = sl;
-	unsigned char *p = m;
-	memcpy(p, &mh, sizeof(mh)), p += sizeof(mh);
-	memcpy(p, base + bh->hdr_len + bh->type_off, bh->type_len), p += bh->type_len;
-	memcpy(p, d + h.hdr_len + h.type_off, h.type_len), p += h.type_len;
-	memcpy(p, base + bh->hdr_len + bh->str_off, bh->str_len), p += bh->str_len;
-	memcpy(p, d + h.hdr_len + h.str_off, h.str_len), p += h.str_len;
+	size_t mlen;
+	unsigned char *m = btf_join(base, bh, d, &h, &mlen);
 	char what[128];
 	snprintf(what, sizeof(what), "vmlinux+%s BTF", mod_name[i]);
-	int fd = btf_load(m, p - m, what);
+	int fd = btf_load(m, mlen, what);
 	result(fd >= 0, "BPF_BTF_LOAD of vmlinux BTF + %s split BTF (%zu bytes)%s%s", mod_name[i],
-	       (size_t)(p - m), fd >= 0 ? "" : ": ", fd >= 0 ? "" : strerror(errno));
+	       mlen, fd >= 0 ? "" : ": ", fd >= 0 ? "" : strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	free(m);

@@ -143,6 +143,21 @@ pub fn fixtures() -> &'static [Fixture] {
     })
 }
 
+/// Every fixture's BTF as dwarf2btf encodes it with the kernel's flags, written under
+/// `scratch(dir)` as NAME.btf: (fixture name, file).
+pub fn fixture_btf_files(dir: &str) -> Vec<(&'static str, PathBuf)> {
+    let dir = scratch(dir);
+    fixtures()
+        .iter()
+        .map(|f| {
+            let out = dir.join(format!("{}.btf", f.name));
+            let o = encode(&f.path, &out, &[KERNEL_FEATURES]);
+            assert!(o.status.success(), "{}: {}", f.name, text(&o));
+            (f.name, out)
+        })
+        .collect()
+}
+
 /// A cached reference input (scripts/fetch-kernel.sh): `$ENV`, else `~/.cache/dwarf2btf/NAME`;
 /// `None` when it is not there and the run does not require it (DWARF2BTF_REQUIRE_KERNEL=1
 /// turns absence into a failure).
@@ -175,6 +190,11 @@ pub fn vmlinux() -> Option<PathBuf> {
 /// The reference vmlinux's BTF as the kernel build would encode it (kernel features, no
 /// Rust CUs), written under `scratch(dir)`; `None` as for [`vmlinux`].
 pub fn vmlinux_btf(dir: &str) -> Option<Vec<u8>> {
+    Some(std::fs::read(vmlinux_btf_file(dir)?).unwrap())
+}
+
+/// [`vmlinux_btf`]'s file, `scratch(dir)/vmlinux.btf`.
+pub fn vmlinux_btf_file(dir: &str) -> Option<PathBuf> {
     let vmlinux = vmlinux()?;
     let out = scratch(dir).join("vmlinux.btf");
     let o = encode(
@@ -183,7 +203,20 @@ pub fn vmlinux_btf(dir: &str) -> Option<Vec<u8>> {
         &[KERNEL_FEATURES, "--lang_exclude=rust", "-j2"],
     );
     assert!(o.status.success(), "{}", text(&o));
-    Some(std::fs::read(&out).unwrap())
+    Some(out)
+}
+
+/// The split BTF dwarf2btf encodes for the reference module `rel` (a path under the modules'
+/// `kernel/`, e.g. `drivers/block/loop.ko`) against `base`, written under `scratch(dir)`;
+/// `None` when the modules are not there (as for [`vmlinux`]).
+pub fn module_btf_file(dir: &str, rel: &str, base: &Path) -> Option<PathBuf> {
+    let ko = modules()?.join("kernel").join(rel);
+    let stem = Path::new(rel).file_stem().unwrap().to_string_lossy();
+    let out = scratch(dir).join(format!("{stem}.btf"));
+    let base = format!("--btf_base={}", base.display());
+    let o = encode(&ko, &out, &[KERNEL_FEATURES, "--lang_exclude=rust", &base]);
+    assert!(o.status.success(), "{}: {}", ko.display(), text(&o));
+    Some(out)
 }
 
 /// The reference kernel's modules (a tree of `.ko` under `kernel/`).
@@ -265,48 +298,90 @@ pub fn text(out: &Output) -> String {
 }
 
 /// Loads raw BTF into the running kernel through `bpf(BPF_BTF_LOAD)` (the kernel's full
-/// checks, resolve pass included): Ok(fd) or Err((errno, verifier log)).
-pub fn btf_load(data: &[u8]) -> Result<i32, (i32, String)> {
-    let mut log = vec![0u8; 16 << 20];
-    // SAFETY: plain-old-data options struct; zeroed is its documented initial state, and
-    // `sz` is set as libbpf's OPTS macros do.
-    let mut opts: libbpf_sys::bpf_btf_load_opts = unsafe { std::mem::zeroed() };
-    opts.sz = std::mem::size_of::<libbpf_sys::bpf_btf_load_opts>() as _;
-    opts.log_buf = log.as_mut_ptr().cast();
-    opts.log_size = log.len() as u32;
-    opts.log_level = 1;
-    // SAFETY: `data` and `log` outlive the call; libbpf reads `data.len()` bytes and writes
-    // at most `log_size` bytes of log.
-    let fd = unsafe { libbpf_sys::bpf_btf_load(data.as_ptr().cast(), data.len() as _, &mut opts) };
-    if fd >= 0 {
-        return Ok(fd);
-    }
-    let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-    Err((-fd, String::from_utf8_lossy(&log[..end]).into_owned()))
-}
-
-/// Closes a file descriptor [`btf_load`] returned.
-pub fn close_fd(fd: i32) {
-    extern "C" {
-        #[link_name = "close"]
-        fn libc_close(fd: i32) -> i32;
-    }
-    // SAFETY: `fd` is a file descriptor the kernel returned to us and nothing else owns.
-    unsafe { libc_close(fd) };
+/// checks, resolve pass included; dwarf2btf::btf::kernel): Ok(fd) or Err((errno, verifier
+/// log)). The errno is ENOSPC (28) when the log overflowed its largest buffer, the refusal's
+/// errno when the kernel refused the call (see [`kernel_refused`]), ENOSYS (38) when there is
+/// no call to make.
+pub fn btf_load(data: &[u8]) -> Result<std::os::fd::OwnedFd, (i32, String)> {
+    use dwarf2btf::btf::kernel::{load, LoadError};
+    load(data).map_err(|e| match e {
+        LoadError::Refused(errno) => (errno, String::new()),
+        LoadError::Unsupported(why) => (38, why),
+        LoadError::Rejected(r) => (if r.log_truncated { 28 } else { r.errno }, r.log),
+    })
 }
 
 /// Whether `errno` from [`btf_load`] is the kernel refusing the call for lack of privilege
-/// (EPERM, EACCES). Then the caller skips, saying so — unless DWARF2BTF_REQUIRE_KERNEL=1
-/// (scripts/test.sh sets it), where a refusal is a failure: this panics with the reason.
+/// (EPERM, EACCES), or the call missing (ENOSYS). Then the caller skips, saying so — unless
+/// DWARF2BTF_REQUIRE_KERNEL=1 (scripts/test.sh sets it), where a refusal is a failure: this
+/// panics with the reason.
 pub fn kernel_refused(errno: i32, what: &str) -> bool {
-    if errno != 1 && errno != 13 {
+    if errno != 1 && errno != 13 && errno != 38 {
         return false;
     }
-    let why = format!("the kernel refused BPF_BTF_LOAD for lack of privilege (errno {errno})");
+    skip(&format!(
+        "{what}: the kernel refused BPF_BTF_LOAD (errno {errno}: no privilege or no call)"
+    ));
+    true
+}
+
+/// Says that a test skips the kernel's check and why — or, under DWARF2BTF_REQUIRE_KERNEL=1
+/// (scripts/test.sh as root), fails with that reason.
+pub fn skip(why: &str) {
     assert!(
         std::env::var("DWARF2BTF_REQUIRE_KERNEL").as_deref() != Ok("1"),
-        "{what}: {why}, and DWARF2BTF_REQUIRE_KERNEL=1 requires the kernel's check"
+        "{why}, and DWARF2BTF_REQUIRE_KERNEL=1 requires the kernel's check"
     );
-    eprintln!("SKIP {what}: {why}");
-    true
+    eprintln!("SKIP {why}");
+}
+
+/// A copy of raw BTF (host byte order) whose first STRUCT member points at a type id past
+/// the last type, which the kernel rejects in its meta checks ("Invalid type_id"), or, with
+/// `late`, at the first FUNC, which it rejects only in its resolve pass, after it has logged
+/// every type ("Invalid member").
+pub fn corrupt_member_type(data: &[u8], late: bool) -> Vec<u8> {
+    use dwarf2btf::btf::{kinds, read, Kind};
+    let h = read::parse_header(data).unwrap();
+    let types = (h.hdr_len + h.type_off) as usize;
+    let words = h.endian.words(&data[types..types + h.type_len as usize]);
+    let offs = read::record_offsets(&words).unwrap();
+    let kind_at = |o: u32| {
+        (
+            kinds::info_kind(words[o as usize + 1]),
+            kinds::info_vlen(words[o as usize + 1]),
+        )
+    };
+    let rec = *offs
+        .iter()
+        .find(|&&o| kind_at(o).0 == Kind::Struct as u32 && kind_at(o).1 > 0)
+        .expect("a STRUCT with members") as usize;
+    let target = if late {
+        1 + offs
+            .iter()
+            .position(|&o| kind_at(o).0 == Kind::Func as u32)
+            .expect("a FUNC") as u32
+    } else {
+        0x00ff_fff0
+    };
+    // The first member's words follow the 3-word record head: name_off, type, offset.
+    let at = types + (rec + 4) * 4;
+    let mut out = data.to_vec();
+    out[at..at + 4].copy_from_slice(&target.to_ne_bytes());
+    out
+}
+
+/// `dwarf2btf verify --kernel FILE [--base BASE]`'s output; `None` when it could not ask the
+/// kernel (exit 3: no privilege, no bpf()), a [`skip`].
+pub fn verify_kernel_cli(file: &Path, base: Option<&Path>) -> Option<Output> {
+    let mut cmd = Command::new(bin());
+    cmd.args(["verify", "--kernel"]).arg(file);
+    if let Some(base) = base {
+        cmd.arg("--base").arg(base);
+    }
+    let out = run(&mut cmd);
+    if out.status.code() == Some(3) {
+        skip(String::from_utf8_lossy(&out.stderr).trim());
+        return None;
+    }
+    Some(out)
 }
