@@ -39,6 +39,7 @@ use crate::functions::final_pass::{FinalPass, FuncStats};
 use crate::functions::fold::FuncSummary;
 use crate::functions::instance::save_instance;
 use crate::functions::table::{self, FuncSaver, FuncTable, Owner};
+use crate::functions::watch::FuncWatch;
 use crate::input::arch::Arch;
 use crate::input::elf::{Elf, Mapped};
 use crate::input::kfuncs::collect_kfuncs;
@@ -92,7 +93,16 @@ pub fn run(config: &Config) -> Result<Summary> {
     let mut summary = Summary::default();
     summary.phases.push(start.end("read"));
     let progress = Progress::new();
-    let Some(mut btf) = encode(&elf, &mapped, config, base, &progress, &start, &mut summary)?
+    let Some(mut btf) = encode(
+        &elf,
+        &mapped,
+        config,
+        base,
+        &progress,
+        &start,
+        &mut summary,
+        None,
+    )?
     else {
         summary.seconds = start.elapsed();
         return Ok(summary);
@@ -166,7 +176,8 @@ fn write_output(btf: Btf, config: &Config) -> Result<usize> {
 }
 
 /// Encodes every CU, functions and variables, as split BTF on `base` when there is one;
-/// `None` when there is nothing to write.
+/// `None` when there is nothing to write. `watch` is shown the functions it watches.
+#[allow(clippy::too_many_arguments)]
 pub fn encode(
     elf: &Elf<'_>,
     mapped: &Mapped,
@@ -175,6 +186,7 @@ pub fn encode(
     progress: &Progress,
     clock: &RunClock,
     summary: &mut Summary,
+    watch: Option<&dyn FuncWatch>,
 ) -> Result<Option<Btf>> {
     let path = elf.path();
     let Some(sections) = DebugSections::load(elf)? else {
@@ -209,6 +221,7 @@ pub fn encode(
         index_cu: None,
         verbose: config.verbose,
         release: &release,
+        watch,
     };
     ctx.index_cu = ctx.find_index_cu()?;
     summary.phases.push(clock.end("elf"));
@@ -251,6 +264,7 @@ pub fn encode(
         chunk_offsets: &chunk_offsets,
         features: &config.features,
         log: config.verbose.then(|| stdout.lock()),
+        watch,
     }
     .run(&funcs, groups)?;
     summary.funcs = stats.emitted;
@@ -327,7 +341,12 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                 let mut saver = table.saver(owner as u32);
                 let mut save = |found: FoundFunction<'_, 'a>| {
                     let entry = found.entry;
-                    saver.save(entry, save_instance(found));
+                    let watch = ctx.watch.filter(|w| w.watches(found.elf.name.as_bytes()));
+                    let instance = save_instance(found);
+                    if let Some(watch) = watch {
+                        watch.saved(&instance);
+                    }
+                    saver.save(entry, instance);
                 };
                 loop {
                     let b = next.fetch_add(1, Ordering::Relaxed);
