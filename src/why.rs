@@ -18,7 +18,7 @@ use crate::dwarf::functions::{Param, ParamLoc};
 use crate::encode::chunk::{NotSaved, SeenFunction};
 use crate::error::Result;
 use crate::functions::final_pass::{Decision, SkipReason};
-use crate::functions::instance::{flags, FuncInstance};
+use crate::functions::instance::{dwarf_flags, flags, FuncInstance};
 use crate::functions::watch::FuncWatch;
 use crate::input::arch::UNKNOWN_REG;
 use crate::input::elf::{Elf, STT_FUNC};
@@ -421,19 +421,11 @@ impl fmt::Display for Report {
 
 /// The names of the instance flag bits set in `f`.
 fn flag_names(f: u8) -> Vec<&'static str> {
-    [
-        (flags::OPTIMIZED_PARMS, "optimized_parms"),
-        (flags::UNEXPECTED_REG, "unexpected_reg"),
-        (flags::UNCERTAIN_PARM_LOC, "uncertain_parm_loc"),
-        (flags::REORDERED_PARM, "reordered_parm"),
-        (flags::SIGNATURE_CHANGED, "signature_changed"),
-        (flags::OPTIMIZED_SYMBOL, "optimized_symbol"),
-        (flags::AT_SYMBOL, "at_symbol"),
-    ]
-    .into_iter()
-    .filter(|(bit, _)| f & bit != 0)
-    .map(|(_, name)| name)
-    .collect()
+    flags::NAMES
+        .into_iter()
+        .filter(|(bit, _)| f & bit != 0)
+        .map(|(_, name)| name)
+        .collect()
 }
 
 /// A parameter's location, in words.
@@ -542,7 +534,13 @@ impl Watcher {
 /// A DWARF definition as the report shows it.
 fn describe(f: &SeenFunction<'_, '_>) -> DwarfFunction {
     let info = f.info;
-    let c = |id: u32| f.types.c_name(id);
+    let c = |id: u32| {
+        let mut name = f.types.c_name(id);
+        while name.contains("* *") {
+            name = name.replace("* *", "**");
+        }
+        name
+    };
     let parameters = |list: &[Param<'_>]| -> Vec<Parameter> {
         list.iter()
             .map(|p| (String::from_utf8_lossy(p.name).into_owned(), c(p.ty), p.loc))
@@ -570,18 +568,6 @@ fn describe(f: &SeenFunction<'_, '_>) -> DwarfFunction {
             args.join(", ")
         }
     );
-    let mut fl = 0;
-    for (on, bit) in [
-        (info.optimized_parms, flags::OPTIMIZED_PARMS),
-        (info.unexpected_reg, flags::UNEXPECTED_REG),
-        (info.uncertain_parm_loc, flags::UNCERTAIN_PARM_LOC),
-        (info.reordered_parm, flags::REORDERED_PARM),
-        (info.signature_changed, flags::SIGNATURE_CHANGED),
-    ] {
-        if on {
-            fl |= bit;
-        }
-    }
     DwarfFunction {
         order: (f.cu_index, info.die),
         die: f.cu.die_offset(gimli::UnitOffset(info.die as usize)),
@@ -591,7 +577,7 @@ fn describe(f: &SeenFunction<'_, '_>) -> DwarfFunction {
         prototype,
         params,
         left_out: parameters(&info.left_out),
-        flags: fl,
+        flags: dwarf_flags(info),
         saved: f.saved.map(|_| ()),
     }
 }
