@@ -676,3 +676,55 @@ pub fn why(config: &Config, names: &[String]) -> Result<Answer> {
         nothing_encoded: summary.nothing_written,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loc(has_loc: bool, reg: i32) -> ParamLoc {
+        ParamLoc {
+            has_loc,
+            reg,
+            ..ParamLoc::VARARG
+        }
+    }
+
+    #[test]
+    fn locations_in_words() {
+        assert_eq!(location(&loc(true, 5), 62), "rdi");
+        assert_eq!(location(&loc(true, 1), 183), "x1");
+        assert_eq!(location(&loc(true, 3), 8), "DWARF register 3");
+        assert_eq!(
+            location(&loc(false, UNKNOWN_REG), 62),
+            "no location (optimized out)"
+        );
+        let constant = ParamLoc {
+            const_value: true,
+            ..loc(false, UNKNOWN_REG)
+        };
+        assert_eq!(
+            location(&constant, 62),
+            "no location, a constant value (optimized out)"
+        );
+        let moved = ParamLoc {
+            unexpected_reg: true,
+            ..loc(true, 4)
+        };
+        assert_eq!(location(&moved, 62), "rsi (unexpected register)");
+        let stack = ParamLoc {
+            stack: true,
+            in_memory: true,
+            ..loc(true, UNKNOWN_REG)
+        };
+        assert_eq!(location(&stack, 62), "on the stack, passed in memory");
+    }
+
+    #[test]
+    fn flags_by_name() {
+        assert_eq!(
+            flag_names(flags::OPTIMIZED_PARMS | flags::AT_SYMBOL),
+            ["optimized_parms", "at_symbol"]
+        );
+        assert!(flag_names(0).is_empty());
+    }
+}

@@ -342,6 +342,42 @@ mod tests {
     }
 
     #[test]
+    fn decision_knows_every_reason_and_logs_the_last() {
+        let instance = |f: u8| FuncInstance {
+            order: (0, 0),
+            chunk: 0,
+            addr: 0x10,
+            ret: 0,
+            params: Box::new([]),
+            annots: Box::new([]),
+            signature: Default::default(),
+            flags: f | flags::AT_SYMBOL,
+        };
+        let features = Features::default();
+        let mut elf = kfunc(0);
+        elf.ambiguous_addr = true;
+        let summary = FuncSummary::of(instance(flags::UNEXPECTED_REG | flags::REORDERED_PARM));
+        let d = Decision::new(&elf, &summary, &features);
+        assert_eq!(
+            d.reasons().collect::<Vec<_>>(),
+            [
+                SkipReason::UnexpectedReg,
+                SkipReason::ReorderedParm,
+                SkipReason::AmbiguousAddr
+            ]
+        );
+        assert_eq!(d.skip(), Some(SkipReason::AmbiguousAddr));
+        assert_eq!(
+            d.log_lines(),
+            ["bpf_arena_thing : skipping BTF encoding of function due to ambiguous address"]
+        );
+        elf.ambiguous_addr = false;
+        let summary = FuncSummary::of(instance(0));
+        let d = Decision::new(&elf, &summary, &features);
+        assert_eq!((d.skip(), d.log_lines().len()), (None, 0));
+    }
+
+    #[test]
     fn arena_kfuncs_get_address_space_pointers() {
         let mut btf = Btf::new();
         let int = btf.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
