@@ -272,7 +272,11 @@ pub fn encode(
     summary.phases.push(clock.end("functions"));
     vars.add_datasecs(&mut btf, &mut secinfos)?;
     if !messages.is_empty() {
-        let mut out = std::io::stdout().lock();
+        // A watched run's stdout is the watcher's report: its notes go to stderr.
+        let mut out: Box<dyn Write> = match watch {
+            None => Box::new(std::io::stdout().lock()),
+            Some(_) => Box::new(std::io::stderr().lock()),
+        };
         for m in &messages {
             let _ = writeln!(out, "{m}");
         }

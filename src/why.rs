@@ -232,11 +232,11 @@ impl Report {
             };
             writeln!(
                 out,
-                "    [{}] {}  (DIE {:#x}, {})",
+                "    [{}] {}  (DIE {:#x}{})",
                 i + 1,
                 f.cu_name,
                 f.die,
-                if f.external { "external" } else { "static" }
+                if f.external { ", external" } else { "" }
             )?;
             writeln!(out, "        {at}")?;
             writeln!(out, "        {}", f.prototype)?;
@@ -559,8 +559,7 @@ fn describe(f: &SeenFunction<'_, '_>) -> DwarfFunction {
     let ret = c(info.ret);
     let sep = if ret.ends_with('*') { "" } else { " " };
     let prototype = format!(
-        "{}{ret}{sep}{}({})",
-        if info.external { "" } else { "static " },
+        "{ret}{sep}{}({})",
         String::from_utf8_lossy(info.name),
         if args.is_empty() {
             "void".to_string()

@@ -74,9 +74,10 @@ fn answers(out: &Output) -> BTreeMap<String, Answer> {
         .collect()
 }
 
-/// The FUNC names of a BTF file.
-fn func_names(btf: &Path) -> BTreeSet<String> {
-    let btf = read::read_file(btf, None).unwrap();
+/// The FUNC names of a BTF file (split BTF on `base`).
+fn func_names(btf: &Path, base: Option<&Path>) -> BTreeSet<String> {
+    let base = base.map(|b| read::read_base(b).unwrap());
+    let btf = read::read_file(btf, base).unwrap();
     (btf.start_id()..btf.type_cnt())
         .filter_map(|id| btf.type_by_id(id))
         .filter(|t| t.kind() == Some(Kind::Func))
@@ -85,8 +86,8 @@ fn func_names(btf: &Path) -> BTreeSet<String> {
 }
 
 /// Every name `why` calls encoded is a FUNC of `btf`, every one it calls skipped is not.
-fn cross_check(answers: &BTreeMap<String, Answer>, btf: &Path) {
-    let funcs = func_names(btf);
+fn cross_check(answers: &BTreeMap<String, Answer>, btf: &Path, base: Option<&Path>) {
+    let funcs = func_names(btf, base);
     for (name, a) in answers {
         assert_eq!(
             a.encoded(),
@@ -102,33 +103,63 @@ fn cross_check(answers: &BTreeMap<String, Answer>, btf: &Path) {
     }
 }
 
-#[test]
-fn fixture_answers_match_the_encoded_btf() {
-    let names = ["foo", "bar", "helper", "on_stack", "entry_a", "entry_b"];
-    let o = why(funcs_so(), &names, &[KERNEL_FEATURES]);
+/// Encodes `input` with `flags` and -V, asks `why` about every function it emitted or logged,
+/// and checks the answers agree with it: encoded exactly when a FUNC, the `-V` lines the
+/// encoding's own. Returns the answers.
+fn agrees_with_encoding(
+    input: &Path,
+    flags: &[&str],
+    base: Option<&Path>,
+) -> BTreeMap<String, Answer> {
+    let out = scratch("why").join(format!(
+        "{}.btf",
+        input.file_name().unwrap().to_string_lossy()
+    ));
+    let base_arg = base.map(|b| format!("--btf_base={}", b.display()));
+    let flags: Vec<&str> = flags.iter().copied().chain(base_arg.as_deref()).collect();
+    let v = encode(input, &out, &[&flags[..], &["-V"]].concat());
+    assert!(v.status.success(), "{}", text(&v));
+    let mut logged: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&v.stdout).lines() {
+        if let Some((name, _)) = line.split_once(" : skipping BTF encoding of function due to ") {
+            logged.entry(name.into()).or_default().insert(line.into());
+        }
+    }
+    let mut names = func_names(&out, base);
+    names.extend(logged.keys().cloned());
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let o = why(input, &names, &flags);
     assert!(o.status.success(), "{}", text(&o));
-    let a = answers(&o);
-    assert_eq!(a.len(), names.len(), "{}", text(&o));
-    assert!(a["foo"].skipped("optimized parameters"), "{}", text(&o));
-    assert!(a["helper"].skipped("inconsistet prototype"), "{}", text(&o));
+    let answers = answers(&o);
+    assert_eq!(answers.len(), names.len(), "{}", text(&o));
+    for (name, answer) in &answers {
+        let want = logged.get(name).cloned().unwrap_or_default();
+        assert_eq!(answer.log, want, "{name}: -V lines");
+    }
+    cross_check(&answers, &out, base);
+    assert!(!logged.is_empty(), "nothing skipped in {}", input.display());
+    answers
+}
+
+#[test]
+fn fixture_answers_agree_with_the_encoding() {
+    let a = agrees_with_encoding(funcs_so(), &[KERNEL_FEATURES], None);
+    assert!(a["foo"].skipped("optimized parameters"), "{a:?}");
+    assert!(a["helper"].skipped("inconsistet prototype"));
     assert!(a["on_stack"].skipped("uncertain parameter location"));
     assert!(a["bar"].encoded() && a["entry_a"].encoded() && a["entry_b"].encoded());
-    // The same lines -V prints.
-    let out = scratch("why").join("funcs.btf");
-    let v = encode(funcs_so(), &out, &[KERNEL_FEATURES, "-V"]);
-    assert!(v.status.success(), "{}", text(&v));
-    let logged = String::from_utf8_lossy(&v.stdout);
-    for (name, answer) in &a {
-        let want: BTreeSet<String> = logged
-            .lines()
-            .filter(|l| l.starts_with(&format!("{name} : skipping")))
-            .map(str::to_string)
-            .collect();
-        assert_eq!(answer.log, want, "{name}");
-    }
-    cross_check(&a, &out);
-    // What the fixture says of foo's instances: the clone symbol, its flags, the lost
-    // parameters and their locations.
+}
+
+/// What `why` says of the fixture's instances: the clone symbol, the flags, the lost
+/// parameters and their locations, the prototype difference.
+#[test]
+fn fixture_details() {
+    let o = why(
+        funcs_so(),
+        &["foo", "helper", "on_stack"],
+        &[KERNEL_FEATURES],
+    );
+    assert!(o.status.success(), "{}", text(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     for needle in [
         "foo.constprop.0",
@@ -156,7 +187,7 @@ fn fixture_answer_follows_the_features() {
     let out = scratch("why").join("funcs-inconsistent.btf");
     let e = encode(funcs_so(), &out, &[FEATURES_WITHOUT_CONSISTENT]);
     assert!(e.status.success(), "{}", text(&e));
-    cross_check(&a, &out);
+    cross_check(&a, &out, None);
 }
 
 #[test]
@@ -222,11 +253,10 @@ fn kernel_answers_match_pahole_heads_skip_log_and_the_btf() {
     let mut names: BTreeSet<&str> = by_kind.values().copied().collect();
     names.extend(oracle.keys().step_by(40));
     // Encoded functions: a sample of the BTF's FUNCs.
-    if vmlinux_btf("why_kernel").is_none() {
+    let Some(btf_path) = kernel_btf() else {
         return;
-    }
-    let btf_path = scratch("why_kernel").join("vmlinux.btf");
-    let funcs: Vec<String> = func_names(&btf_path).into_iter().collect();
+    };
+    let funcs: Vec<String> = func_names(btf_path, None).into_iter().collect();
     assert!(funcs.len() > 10_000);
     let encoded: Vec<&str> = funcs.iter().step_by(2000).map(String::as_str).collect();
     names.extend(&encoded);
@@ -251,5 +281,30 @@ fn kernel_answers_match_pahole_heads_skip_log_and_the_btf() {
     for name in &encoded {
         assert!(a[*name].encoded(), "{name}: {}", a[*name].headline);
     }
-    cross_check(&a, &btf_path);
+    cross_check(&a, btf_path, None);
+}
+
+/// The reference kernel's BTF with the kernel's flags, encoded once per test binary.
+fn kernel_btf() -> Option<&'static PathBuf> {
+    static BTF: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BTF.get_or_init(|| {
+        vmlinux_btf("why_kernel")?;
+        Some(scratch("why_kernel").join("vmlinux.btf"))
+    })
+    .as_ref()
+}
+
+/// A module as split BTF on the kernel's (`--btf_base`): every function's answer agrees with
+/// the encoding.
+#[test]
+fn module_answers_agree_with_the_encoding() {
+    let Some(modules) = modules() else {
+        return;
+    };
+    let Some(base) = kernel_btf() else {
+        return;
+    };
+    let ko = modules.join("kernel/fs/fuse/fuse.ko");
+    let a = agrees_with_encoding(&ko, &[KERNEL_FEATURES, "--lang_exclude=rust"], Some(base));
+    assert!(a.len() > 100, "{} functions", a.len());
 }
