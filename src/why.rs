@@ -63,7 +63,9 @@ pub struct Symbol {
     pub size: u64,
     /// `STB_*`.
     pub bind: u8,
-    /// Counts as the function's (not a `.cold`/`.part` fragment).
+    /// `STT_*`: only `STT_FUNC` symbols are functions to the encoder.
+    pub st_type: u8,
+    /// Counts as the function's: a function symbol, not a `.cold`/`.part` fragment.
     pub counts: bool,
 }
 
@@ -180,11 +182,16 @@ impl Report {
 
     fn write_symbols(&self, out: &mut String) -> fmt::Result {
         let counted = self.counted_symbols().count();
+        let fragments = self
+            .symbols
+            .iter()
+            .filter(|s| s.st_type == STT_FUNC && !s.counts)
+            .count();
         writeln!(
             out,
             "  ELF function symbols: {}{}",
             counted,
-            match self.symbols.len() - counted {
+            match fragments {
                 0 => String::new(),
                 n => format!(" (and {n} .cold/.part fragments, which do not count)"),
             }
@@ -196,7 +203,13 @@ impl Report {
                 2 => "weak",
                 _ => "other",
             };
-            let note = if s.counts { "" } else { "  fragment" };
+            let note = match s.st_type {
+                _ if s.counts => String::new(),
+                STT_FUNC => "  fragment".into(),
+                0 => "  not a function symbol (STT_NOTYPE)".into(),
+                1 => "  not a function symbol (STT_OBJECT)".into(),
+                t => format!("  not a function symbol (type {t})"),
+            };
             writeln!(
                 out,
                 "    {:<40} {:#018x}  {bind:<6}  size {}{note}",
@@ -215,7 +228,7 @@ impl Report {
                 0 => String::new(),
                 n => format!(" (and {n} declarations, not listed)"),
             },
-            if self.lang_exclude {
+            if self.lang_exclude && self.dwarf.is_empty() {
                 "; CUs excluded by --lang_exclude are not read"
             } else {
                 ""
@@ -622,7 +635,9 @@ pub fn why(config: &Config, names: &[String]) -> Result<Answer> {
         seen: Mutex::default(),
     };
     let mut symbols: BTreeMap<&[u8], Vec<Symbol>> = BTreeMap::new();
-    for s in elf.symbols().filter(|s| s.st_type == STT_FUNC) {
+    // Functions, fragments, and whatever else has the name (an assembly entry point is
+    // often STT_NOTYPE); not sections and files.
+    for s in elf.symbols().filter(|s| s.st_type <= STT_FUNC) {
         let base = base_name(s.name).as_bytes();
         if watcher.watches(base) {
             symbols.entry(base).or_default().push(Symbol {
@@ -630,7 +645,8 @@ pub fn why(config: &Config, names: &[String]) -> Result<Answer> {
                 addr: s.value,
                 size: s.size,
                 bind: s.st_bind,
-                counts: !has_non_fn_suffix(s.name),
+                st_type: s.st_type,
+                counts: s.st_type == STT_FUNC && !has_non_fn_suffix(s.name),
             });
         }
     }
