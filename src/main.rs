@@ -125,9 +125,11 @@ enum Command {
         #[arg(long)]
         base: Option<PathBuf>,
     },
-    /// Explain why functions are or are not in the BTF: their ELF symbols, their DWARF
-    /// instances and the encoder's decision. Encodes FILE with the flags given (as for -J),
-    /// writes nothing; exit 1 when a name is neither an ELF function nor a DWARF one.
+    /// Explain why functions are or are not in the BTF.
+    ///
+    /// Prints their ELF symbols, their DWARF instances and the encoder's decision. Encodes
+    /// FILE with the flags given (as for -J) and writes nothing; exit 1 when a name is neither
+    /// an ELF function nor a DWARF one.
     Why {
         /// Function names (an ELF name such as foo.isra.0 stands for foo).
         #[arg(required = true, num_args = 1..)]

@@ -188,6 +188,17 @@ fn fixture_answer_follows_the_features() {
     let e = encode(funcs_so(), &out, &[FEATURES_WITHOUT_CONSISTENT]);
     assert!(e.status.success(), "{}", text(&e));
     cross_check(&a, &out, None);
+    // pahole's legacy flag for it, as a kernel 6.1 build passes it.
+    let flags = [
+        FEATURES_WITHOUT_CONSISTENT,
+        "--skip_encoding_btf_inconsistent_proto",
+    ];
+    let o = why(funcs_so(), &["helper"], &flags);
+    assert!(
+        answers(&o)["helper"].skipped("inconsistet prototype"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
