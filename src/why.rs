@@ -38,7 +38,8 @@ pub struct Report {
     pub asked: String,
     /// The function name (the ELF name cut at its first `.`).
     pub name: String,
-    /// The ELF `STT_FUNC` symbols with that base name, in symbol table order.
+    /// The ELF symbols with that base name, in symbol table order: the function's, its
+    /// `.cold`/`.part` fragments, and symbols of other types (not sections or files).
     pub symbols: Vec<Symbol>,
     /// The DWARF definitions of that name (declarations are only counted), in DWARF order.
     pub dwarf: Vec<DwarfFunction>,
