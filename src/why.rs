@@ -239,8 +239,21 @@ impl Report {
             let at = if f.addr == 0 {
                 "no low_pc (abstract instance, or ranges only)".to_string()
             } else {
+                let others: Vec<String> = self
+                    .symbols
+                    .iter()
+                    .filter(|s| s.addr == f.addr && !s.counts)
+                    .map(|s| format!("{} (does not count)", s.name))
+                    .collect();
                 match self.symbols_at(f.addr)[..] {
-                    [] => format!("low_pc {:#x}, at no symbol's address", f.addr),
+                    [] if others.is_empty() => {
+                        format!("low_pc {:#x}, at no symbol's address", f.addr)
+                    }
+                    [] => format!(
+                        "low_pc {:#x}, at no function symbol's address: {}",
+                        f.addr,
+                        others.join(", ")
+                    ),
                     ref names => format!("low_pc {:#x} = {}", f.addr, names.join(", ")),
                 }
             };
