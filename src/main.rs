@@ -1,5 +1,5 @@
-//! The `dwarf2btf` command line: pahole's flag spelling for encoding, plus `verify`, `diff`
-//! and `dump` subcommands. It only parses flags and wires them to the library.
+//! The `dwarf2btf` command line: pahole's flag spelling for encoding, plus `verify`, `diff`,
+//! `dump` and `why` subcommands. It only parses flags and wires them to the library.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
