@@ -11,7 +11,7 @@
 //! `btf` holds the format itself: building, reading, writing, verifying, comparing and
 //! distilling BTF; it depends on no stage. `mapped` maps files, for `input` and `btf` alike.
 //! `pipeline` runs the stages; `progress` draws its line on a terminal; `stats` measures the
-//! run (`-V`, `--stats`).
+//! run (`-V`, `--stats`); `why` explains one function's fate through a watched run.
 
 pub mod btf;
 pub mod config;
@@ -27,5 +27,6 @@ pub mod pipeline;
 pub mod progress;
 pub mod stats;
 pub mod sync;
+pub mod why;
 
 pub use error::{Error, Result};

@@ -1,5 +1,5 @@
-//! The `dwarf2btf` command line: pahole's flag spelling for encoding, plus `verify`, `diff`
-//! and `dump` subcommands. It only parses flags and wires them to the library.
+//! The `dwarf2btf` command line: pahole's flag spelling for encoding, plus `verify`, `diff`,
+//! `dump` and `why` subcommands. It only parses flags and wires them to the library.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -48,6 +48,24 @@ struct EncodeArgs {
     /// Write the raw BTF to FILE instead of into the input (implies -J).
     #[arg(long = "btf_encode_detached", value_name = "FILE")]
     detached: Option<PathBuf>,
+    #[command(flatten)]
+    run: RunArgs,
+    /// Verbose output (pahole's -V).
+    #[arg(short = 'V', long = "verbose")]
+    verbose: bool,
+    /// Print per-phase wall and CPU time, memory, and the function table's counters to stderr
+    #[arg(long)]
+    stats: bool,
+    /// Write the BTF without deduplication (debugging aid).
+    #[arg(long = "no_dedup", hide = true)]
+    no_dedup: bool,
+    /// The ELF file to encode (vmlinux, a .ko or a .o).
+    file: Option<PathBuf>,
+}
+
+/// The options that shape an encoding run, for encoding and for `why` alike.
+#[derive(Args)]
+struct RunArgs {
     /// Encode split BTF on top of this base: raw BTF (e.g. /sys/kernel/btf/vmlinux) or an ELF
     /// file with a .BTF section (vmlinux), as kernel module builds do.
     #[arg(long = "btf_base", value_name = "PATH")]
@@ -65,22 +83,11 @@ struct EncodeArgs {
     /// Skip CUs of these DWARF languages (e.g. rust).
     #[arg(long = "lang_exclude", value_name = "LIST")]
     lang_exclude: Option<String>,
-    /// Verbose output (pahole's -V).
-    #[arg(short = 'V', long = "verbose")]
-    verbose: bool,
-    /// Print per-phase wall and CPU time, memory, and the function table's counters to stderr
-    #[arg(long)]
-    stats: bool,
     /// How parallel encoders share function state: shared (lock-free per-owner lists),
     /// dashmap (sharded locks) or save-merge (per-encoder lists, grouped at the end).
     /// The output is byte-identical for all three.
     #[arg(long = "func-table", value_name = "DESIGN", default_value = "shared")]
     func_table: dwarf2btf::config::Design,
-    /// Write the BTF without deduplication (debugging aid).
-    #[arg(long = "no_dedup", hide = true)]
-    no_dedup: bool,
-    /// The ELF file to encode (vmlinux, a .ko or a .o).
-    file: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -123,21 +130,38 @@ enum Command {
         #[arg(long)]
         base: Option<PathBuf>,
     },
+    /// Explain why functions are or are not in the BTF.
+    ///
+    /// Prints their ELF symbols, their DWARF instances and the encoder's decision. Encodes
+    /// FILE with the flags given (as for -J) and writes nothing; exit 1 when a name is neither
+    /// an ELF function nor a DWARF one.
+    Why {
+        /// Function names (an ELF name such as foo.isra.0 stands for foo).
+        #[arg(required = true, num_args = 1..)]
+        names: Vec<String>,
+        /// The ELF file (vmlinux, a .ko or a .o).
+        file: PathBuf,
+        #[command(flatten)]
+        run: RunArgs,
+    },
 }
 
-/// The command with pahole's legacy feature flags added from [`LEGACY_FLAGS`] (defined once).
+/// The command with pahole's legacy feature flags added from [`LEGACY_FLAGS`] (defined once),
+/// to encoding and to `why`.
 fn command() -> clap::Command {
-    LEGACY_FLAGS
-        .iter()
-        .fold(Cli::command(), |cmd, (name, _, help)| {
-            cmd.arg(
-                Arg::new(*name)
-                    .long(*name)
-                    .action(ArgAction::SetTrue)
-                    .help(*help)
-                    .help_heading("pahole's legacy feature flags"),
-            )
-        })
+    with_legacy_flags(Cli::command()).mut_subcommand("why", with_legacy_flags)
+}
+
+fn with_legacy_flags(cmd: clap::Command) -> clap::Command {
+    LEGACY_FLAGS.iter().fold(cmd, |cmd, (name, _, help)| {
+        cmd.arg(
+            Arg::new(*name)
+                .long(*name)
+                .action(ArgAction::SetTrue)
+                .help(*help)
+                .help_heading("pahole's legacy feature flags"),
+        )
+    })
 }
 
 /// pahole reads `-j` with getopt's optional argument: only an attached value counts, so in
@@ -243,6 +267,10 @@ fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
             dump::dump(&btf, &mut listing).map_err(|e| Error::io("<stdout>", e))?;
             print_stdout(&String::from_utf8_lossy(&listing))?;
             Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Why { names, file, run }) => {
+            let sub = matches.subcommand_matches("why").unwrap_or(matches);
+            run_why(&names, file, run, &feature_args(sub))
         }
         None => run_encode(cli.encode, &feature_args(matches)),
     }
@@ -403,37 +431,14 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
             ))
         }
     };
-    let (features, unknown) = Features::from_args(feature_args)?;
-    if args.verbose && !unknown.is_empty() {
-        eprintln!("dwarf2btf: ignoring BTF features: {}", unknown.join(", "));
-    }
+    let config = Config {
+        no_dedup: args.no_dedup,
+        ..config(input, output, args.run, feature_args, args.verbose)?
+    };
     // pahole HEAD adds the layout section to base BTF only: split BTF is the same without it.
-    if features.layout && args.btf_base.is_none() {
+    if config.features.layout && config.base.is_none() {
         eprintln!("dwarf2btf: {LAYOUT_NOTICE}");
     }
-    let lang_exclude = match args
-        .lang_exclude
-        .or_else(|| std::env::var("PAHOLE_LANG_EXCLUDE").ok())
-    {
-        Some(list) => parse_langs(&list)?,
-        None => Vec::new(),
-    };
-    let jobs = match args.jobs {
-        None => 1,
-        Some(0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        Some(n) => n,
-    };
-    let config = Config {
-        input,
-        output,
-        base: args.btf_base,
-        jobs,
-        features,
-        lang_exclude,
-        verbose: args.verbose,
-        no_dedup: args.no_dedup,
-        func_table: args.func_table,
-    };
     let summary = pipeline::run(&config)?;
     if let Some(why) = &summary.nothing_written {
         eprintln!(
@@ -483,4 +488,62 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The run's configuration from the command line.
+fn config(
+    input: PathBuf,
+    output: Output,
+    args: RunArgs,
+    feature_args: &[FeatureArg<'_>],
+    verbose: bool,
+) -> Result<Config> {
+    let (features, unknown) = Features::from_args(feature_args)?;
+    if verbose && !unknown.is_empty() {
+        eprintln!("dwarf2btf: ignoring BTF features: {}", unknown.join(", "));
+    }
+    let lang_exclude = match args
+        .lang_exclude
+        .or_else(|| std::env::var("PAHOLE_LANG_EXCLUDE").ok())
+    {
+        Some(list) => parse_langs(&list)?,
+        None => Vec::new(),
+    };
+    let jobs = match args.jobs {
+        None => 1,
+        Some(0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(n) => n,
+    };
+    Ok(Config {
+        input,
+        output,
+        base: args.btf_base,
+        jobs,
+        features,
+        lang_exclude,
+        verbose,
+        no_dedup: false,
+        func_table: args.func_table,
+    })
+}
+
+fn run_why(
+    names: &[String],
+    input: PathBuf,
+    args: RunArgs,
+    feature_args: &[FeatureArg<'_>],
+) -> Result<ExitCode> {
+    // Nothing is written: the output is never used.
+    let config = config(input, Output::InPlace, args, feature_args, false)?;
+    let answer = dwarf2btf::why::why(&config, names)?;
+    if let Some(why) = &answer.nothing_encoded {
+        eprintln!("dwarf2btf: {}: {why}", config.input.display());
+    }
+    let text: Vec<String> = answer.reports.iter().map(|r| r.to_string()).collect();
+    print_stdout(&text.join("\n"))?;
+    Ok(if answer.reports.iter().any(|r| r.unknown()) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -14,7 +14,8 @@
 //! Batches are claimed from an atomic counter; the main thread appends finished chunks
 //! strictly in batch order and frees them, so the output bytes never depend on the number of
 //! workers, on scheduling, or on the function table design. Workers stay at most a few
-//! batches ahead of the merge, which bounds memory.
+//! batches ahead of the merge, which bounds memory. A function watcher given to [`encode`]
+//! (`dwarf2btf why`) is shown the functions it watches on their way through.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -39,6 +40,7 @@ use crate::functions::final_pass::{FinalPass, FuncStats};
 use crate::functions::fold::FuncSummary;
 use crate::functions::instance::save_instance;
 use crate::functions::table::{self, FuncSaver, FuncTable, Owner};
+use crate::functions::watch::FuncWatch;
 use crate::input::arch::Arch;
 use crate::input::elf::{Elf, Mapped};
 use crate::input::kfuncs::collect_kfuncs;
@@ -92,7 +94,16 @@ pub fn run(config: &Config) -> Result<Summary> {
     let mut summary = Summary::default();
     summary.phases.push(start.end("read"));
     let progress = Progress::new();
-    let Some(mut btf) = encode(&elf, &mapped, config, base, &progress, &start, &mut summary)?
+    let Some(mut btf) = encode(
+        &elf,
+        &mapped,
+        config,
+        base,
+        &progress,
+        &start,
+        &mut summary,
+        None,
+    )?
     else {
         summary.seconds = start.elapsed();
         return Ok(summary);
@@ -166,7 +177,8 @@ fn write_output(btf: Btf, config: &Config) -> Result<usize> {
 }
 
 /// Encodes every CU, functions and variables, as split BTF on `base` when there is one;
-/// `None` when there is nothing to write.
+/// `None` when there is nothing to write. `watch` is shown the functions it watches.
+#[allow(clippy::too_many_arguments)]
 pub fn encode(
     elf: &Elf<'_>,
     mapped: &Mapped,
@@ -175,6 +187,7 @@ pub fn encode(
     progress: &Progress,
     clock: &RunClock,
     summary: &mut Summary,
+    watch: Option<&dyn FuncWatch>,
 ) -> Result<Option<Btf>> {
     let path = elf.path();
     let Some(sections) = DebugSections::load(elf)? else {
@@ -210,6 +223,7 @@ pub fn encode(
         prescanned: Default::default(),
         verbose: config.verbose,
         release: &release,
+        watch,
     };
     if let Some((index, types)) = ctx.find_index_cu()? {
         ctx.index_cu = Some(index);
@@ -255,6 +269,7 @@ pub fn encode(
         chunk_offsets: &chunk_offsets,
         features: &config.features,
         log: config.verbose.then(|| stdout.lock()),
+        watch,
     }
     .run(&funcs, groups)?;
     summary.funcs = stats.emitted;
@@ -262,7 +277,11 @@ pub fn encode(
     summary.phases.push(clock.end("functions"));
     vars.add_datasecs(&mut btf, &mut secinfos)?;
     if !messages.is_empty() {
-        let mut out = std::io::stdout().lock();
+        // A watched run's stdout is the watcher's report: its notes go to stderr.
+        let mut out: Box<dyn Write> = match watch {
+            None => Box::new(std::io::stdout().lock()),
+            Some(_) => Box::new(std::io::stderr().lock()),
+        };
         for m in &messages {
             let _ = writeln!(out, "{m}");
         }
@@ -331,7 +350,12 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                 let mut saver = table.saver(owner as u32);
                 let mut save = |found: FoundFunction<'_, 'a>| {
                     let entry = found.entry;
-                    saver.save(entry, save_instance(found));
+                    let watch = ctx.watch.filter(|w| w.watches(found.elf.name.as_bytes()));
+                    let instance = save_instance(found);
+                    if let Some(watch) = watch {
+                        watch.saved(&instance);
+                    }
+                    saver.save(entry, instance);
                 };
                 loop {
                     let b = next.fetch_add(1, Ordering::Relaxed);

@@ -101,6 +101,40 @@ pub struct Param<'a> {
     pub name: &'a [u8],
     /// Small id of the type in the CU's types table (0 = void).
     pub ty: u32,
+    /// What the location analysis found (not encoded; `dwarf2btf why` shows it).
+    pub loc: ParamLoc,
+}
+
+/// Where a parameter arrives, as the location analysis saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamLoc {
+    /// It has a `DW_AT_location`.
+    pub has_loc: bool,
+    /// The DWARF register its location names ([`UNKNOWN_REG`]: none).
+    pub reg: i32,
+    /// It has a `DW_AT_const_value` (the compiler knows its value).
+    pub const_value: bool,
+    /// Its location is on the stack (`DW_OP_fbreg`).
+    pub stack: bool,
+    /// Too large for the argument registers: the caller passes it in memory.
+    pub in_memory: bool,
+    /// Counted as optimized out (feeds `optimized_parms` with `!has_loc`).
+    pub optimized: bool,
+    /// Not in the register the ABI puts it in (feeds `unexpected_reg`).
+    pub unexpected_reg: bool,
+}
+
+impl ParamLoc {
+    /// The location of the trailing vararg "parameter": none.
+    pub const VARARG: ParamLoc = ParamLoc {
+        has_loc: false,
+        reg: UNKNOWN_REG,
+        const_value: false,
+        stack: false,
+        in_memory: false,
+        optimized: false,
+        unexpected_reg: false,
+    };
 }
 
 /// What pahole knows about one `DW_TAG_subprogram` when it saves the function.
@@ -122,6 +156,9 @@ pub struct FunctionInfo<'a> {
     /// Exactly the parameters `btf_encoder__save_func` records, in order, the trailing vararg
     /// `{b"", 0}` included.
     pub params: Vec<Param<'a>>,
+    /// The formal parameters left out of `params` (with `reordered_parm`, those optimized or
+    /// without a location), in order.
+    pub left_out: Vec<Param<'a>>,
     /// Every formal parameter has a name (`ftype__has_arg_names`; false → pahole skips it).
     pub has_arg_names: bool,
     /// A parameter was optimized out or has no location (pahole's `optimized_parms`).
@@ -1101,17 +1138,33 @@ impl<'a, 'd> Decoder<'a, 'd> {
             let f = &self.funcs[fi as usize];
             let parms = &self.parms[f.parms.start as usize..f.parms.end as usize];
             let mut params = Vec::with_capacity(parms.len() + usize::from(f.unspec));
+            let mut left_out = Vec::new();
             for p in parms {
-                if f.reordered_parm && (!p.has_loc || p.optimized) {
-                    continue;
-                }
-                params.push(Param {
+                let param = Param {
                     name: p.name.unwrap_or(b""),
                     ty: p.ty,
-                });
+                    loc: ParamLoc {
+                        has_loc: p.has_loc,
+                        reg: p.loc_reg,
+                        const_value: p.has_const_value,
+                        stack: p.loc_stack,
+                        in_memory: p.passed_in_memory,
+                        optimized: p.optimized,
+                        unexpected_reg: p.unexpected_reg,
+                    },
+                };
+                if f.reordered_parm && (!p.has_loc || p.optimized) {
+                    left_out.push(param);
+                } else {
+                    params.push(param);
+                }
             }
             if f.unspec {
-                params.push(Param { name: b"", ty: 0 });
+                params.push(Param {
+                    name: b"",
+                    ty: 0,
+                    loc: ParamLoc::VARARG,
+                });
             }
             out.push(FunctionInfo {
                 die: f.die,
@@ -1121,6 +1174,7 @@ impl<'a, 'd> Decoder<'a, 'd> {
                 addr: f.addr,
                 ret: f.ret,
                 params,
+                left_out,
                 has_arg_names,
                 optimized_parms: f.optimized_parms,
                 unexpected_reg: f.unexpected_reg,

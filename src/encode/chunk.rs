@@ -2,7 +2,8 @@
 //!
 //! Per CU, in pahole's order: the types table (then the synthetic `int` and decl tags), the
 //! function instances (saved into the shared function table, strings added to the chunk), the
-//! variables (VAR + decl tags; their DATASEC entries are buffered). Under `-V`, a CU's notes
+//! variables (VAR + decl tags; their DATASEC entries are buffered). A function watcher is
+//! shown every DWARF function of the names it watches, saved or not. Under `-V`, a CU's notes
 //! (dropped `_Atomic` qualifiers, then the variables' messages) join the chunk's messages,
 //! which the pipeline prints in CU order. Type ids are local to the chunk; [`super::concat`]
 //! shifts them when the chunk joins the run's BTF.
@@ -22,6 +23,7 @@ use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError};
 use crate::dwarf::units::{Cu, R};
 use crate::dwarf::variables::decode_cu_variables;
 use crate::error::{Error, Result};
+use crate::functions::watch::FuncWatch;
 use crate::input::arch::Arch;
 use crate::input::symbols::{ElfFunction, ElfFunctions};
 use crate::stats::{timed, WorkerTimes};
@@ -56,6 +58,8 @@ pub struct EncodeContext<'a, 'd> {
     pub verbose: bool,
     /// Called with the `.debug_info` range of each finished CU (to release its pages).
     pub release: &'d (dyn Fn(Range<usize>) + Sync),
+    /// Shown every DWARF function of the names it watches.
+    pub watch: Option<&'d dyn FuncWatch>,
 }
 
 /// A DWARF function with an ELF symbol of its name, found while encoding a CU: what the
@@ -75,6 +79,36 @@ pub struct FoundFunction<'f, 'a> {
     pub entry: u32,
     /// The ELF function at `entry`.
     pub elf: &'f ElfFunction<'a>,
+}
+
+/// Why a DWARF function is not saved, in the order pahole's encoder checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotSaved {
+    /// A declaration (`DW_AT_declaration`), not a definition.
+    Declaration,
+    /// A parameter has no name (`ftype__has_arg_names`).
+    UnnamedParameter,
+    /// The subprogram has no name, of its own or of its origin.
+    Nameless,
+    /// No ELF function symbol has its name.
+    NoElfSymbol,
+}
+
+/// A DWARF function as a CU's encoding met it, and whether it was saved: what a
+/// [`FuncWatch`] is shown.
+pub struct SeenFunction<'f, 'a> {
+    /// The input's DWARF.
+    pub dwarf: &'f gimli::Dwarf<R<'a>>,
+    /// Its CU.
+    pub cu: &'f Cu<'a>,
+    /// The CU's index in `.debug_info` order.
+    pub cu_index: u32,
+    /// The CU's types, which `info`'s type ids index.
+    pub types: &'f CuTypes<'a>,
+    /// The function, as decoded.
+    pub info: &'f FunctionInfo<'a>,
+    /// The ELF function's index it was saved under, or why it was not saved.
+    pub saved: std::result::Result<u32, NotSaved>,
 }
 
 /// A batch of CUs, encoded.
@@ -124,6 +158,19 @@ impl<'a> EncodeContext<'a, '_> {
 
     fn types(&self, cu: &Cu<'a>) -> Result<CuTypes<'a>> {
         decode_cu_types(self.dwarf, cu, self.features).map_err(|e| self.dwarf_error(cu, e))
+    }
+
+    /// The ELF function a DWARF function is saved under, or why it is not saved.
+    fn save_entry(&self, f: &FunctionInfo<'_>) -> std::result::Result<u32, NotSaved> {
+        if f.declaration {
+            Err(NotSaved::Declaration)
+        } else if !f.has_arg_names {
+            Err(NotSaved::UnnamedParameter)
+        } else if f.name.is_empty() {
+            Err(NotSaved::Nameless)
+        } else {
+            self.funcs.find(f.name).ok_or(NotSaved::NoElfSymbol)
+        }
     }
 
     /// The sequential pre-scan: the first CU that has an `int` or an array (see
@@ -244,10 +291,18 @@ impl<'a> EncodeContext<'a, '_> {
             .map_err(|e| self.dwarf_error(cu, e))?;
             timed(&mut times.save, || {
                 for f in &functions {
-                    if f.declaration || !f.has_arg_names || f.name.is_empty() {
-                        continue;
+                    let saved = self.save_entry(f);
+                    if let Some(watch) = self.watch.filter(|w| w.watches(f.name)) {
+                        watch.seen(&SeenFunction {
+                            dwarf: self.dwarf,
+                            cu,
+                            cu_index: cu_index as u32,
+                            types: &types,
+                            info: f,
+                            saved,
+                        });
                     }
-                    let Some(entry) = self.funcs.find(f.name) else {
+                    let Ok(entry) = saved else {
                         continue;
                     };
                     found(FoundFunction {

@@ -7,11 +7,15 @@
 //! it (`funcs__match`), the canonical instance by address, "prefer strong definitions"), apply
 //! the six skip reasons (the last one that applies is logged), and emit FUNC_PROTO + FUNC
 //! (static linkage) + DECL_TAGs, plus `bpf_kfunc`/`bpf_fastcall` tags for kfuncs.
+//!
+//! Each function's [`Decision`] is what both `-V` logs and a [`FuncWatch`] (`dwarf2btf why`)
+//! is shown, so the explanation and the output come from one decision.
 
 use std::io::Write;
 
 use super::fold::FuncSummary;
 use super::signature::Mismatch;
+use super::watch::FuncWatch;
 use crate::btf::{kinds, Btf, Kind};
 use crate::config::Features;
 use crate::error::{Error, Result};
@@ -39,6 +43,8 @@ pub struct FinalPass<'p, W: Write> {
     pub features: &'p Features,
     /// Where `-V` skip lines go (`None` when not verbose).
     pub log: Option<W>,
+    /// Shown the decision on each function it watches.
+    pub watch: Option<&'p dyn FuncWatch>,
 }
 
 /// Counters of what the pass did.
@@ -48,6 +54,142 @@ pub struct FuncStats {
     pub emitted: usize,
     /// ELF functions with instances that were not encoded (a skip reason applied).
     pub skipped: usize,
+}
+
+/// pahole's reasons not to encode a function, in the order the final pass checks them; when
+/// several apply, the last one is the one logged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    /// Some instance has a parameter outside the register the ABI puts it in.
+    UnexpectedReg,
+    /// Two instances' prototypes differ (with `consistent_func`).
+    InconsistentProto,
+    /// Some instance passes a packed struct past the register parameters.
+    UncertainParmLoc,
+    /// Some instance's parameters are in another order than its abstract origin's.
+    ReorderedParm,
+    /// The canonical instance changed its ABI and lost a parameter.
+    OptimizedParms,
+    /// The function's ELF symbols have more than one address.
+    AmbiguousAddr,
+}
+
+impl SkipReason {
+    /// Every reason, in the order they are checked.
+    pub const ALL: [SkipReason; 6] = [
+        SkipReason::UnexpectedReg,
+        SkipReason::InconsistentProto,
+        SkipReason::UncertainParmLoc,
+        SkipReason::ReorderedParm,
+        SkipReason::OptimizedParms,
+        SkipReason::AmbiguousAddr,
+    ];
+
+    /// pahole's words for it in the `-V` line (its spelling included).
+    pub fn text(self) -> &'static str {
+        match self {
+            SkipReason::UnexpectedReg => "unexpected register usage for parameter",
+            SkipReason::InconsistentProto => "inconsistet prototype",
+            SkipReason::UncertainParmLoc => "uncertain parameter location",
+            SkipReason::ReorderedParm => "reordered parameters",
+            SkipReason::OptimizedParms => "optimized parameters",
+            SkipReason::AmbiguousAddr => "ambiguous address",
+        }
+    }
+
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+/// The final pass's decision on one ELF function, read from the summary of all its instances.
+pub struct Decision<'d, 'e> {
+    /// The ELF function.
+    pub elf: &'d ElfFunction<'e>,
+    /// The summary of all its instances.
+    pub summary: &'d FuncSummary,
+    /// The instance a FUNC is encoded from.
+    pub canonical: &'d FuncInstance,
+    /// The first instance whose prototype does not match the first instance's, when the pass
+    /// compares it.
+    pub inconsistent: Option<&'d FuncInstance>,
+    /// [`SkipReason::bit`]s of the reasons that apply.
+    reasons: u8,
+}
+
+impl<'d, 'e> Decision<'d, 'e> {
+    /// pahole HEAD's `btf_encoder__add_saved_funcs` rules for one function.
+    pub fn new(elf: &'d ElfFunction<'e>, summary: &'d FuncSummary, features: &Features) -> Self {
+        let inconsistent = summary.inconsistent();
+        let flags = summary.flags();
+        let canonical = summary.canonical(features.true_signature);
+        let applies = [
+            flags & flags::UNEXPECTED_REG != 0,
+            features.consistent_func && inconsistent.is_some(),
+            flags & flags::UNCERTAIN_PARM_LOC != 0,
+            flags & flags::REORDERED_PARM != 0,
+            canonical.optimized_skip(features.true_signature),
+            elf.ambiguous_addr,
+        ];
+        let reasons = SkipReason::ALL
+            .iter()
+            .zip(applies)
+            .filter(|(_, on)| *on)
+            .fold(0, |acc, (r, _)| acc | r.bit());
+        Decision {
+            elf,
+            summary,
+            canonical,
+            inconsistent,
+            reasons,
+        }
+    }
+
+    /// Every reason that applies, in check order.
+    pub fn reasons(&self) -> impl Iterator<Item = SkipReason> + '_ {
+        SkipReason::ALL
+            .into_iter()
+            .filter(|r| self.reasons & r.bit() != 0)
+    }
+
+    /// Why the function is not encoded (the last reason that applies); `None`: it is encoded.
+    pub fn skip(&self) -> Option<SkipReason> {
+        self.reasons().last()
+    }
+
+    /// How the first instance's prototype differs from [`Self::inconsistent`]'s, as pahole's
+    /// `funcs__match` reports it.
+    pub fn mismatch(&self) -> Option<String> {
+        let (a, b) = (self.summary.first(), self.inconsistent?);
+        Some(match a.signature.mismatch(&b.signature)? {
+            Mismatch::ParamCount => format!(
+                "param count mismatch; {} params != {} params",
+                a.params.len(),
+                b.params.len()
+            ),
+            Mismatch::Return => "return type mismatch".into(),
+            Mismatch::Param(i) => format!(
+                "param type mismatch for param#{} {} != {}",
+                i + 1,
+                String::from_utf8_lossy(&a.params[i].0),
+                String::from_utf8_lossy(&b.params[i].0)
+            ),
+        })
+    }
+
+    /// pahole's `-V` lines for the function: the prototype difference, if any (even when
+    /// `consistent_func` is off), then the reason it is skipped, if it is.
+    pub fn log_lines(&self) -> Vec<String> {
+        let line = |what: &str| {
+            format!(
+                "{} : skipping BTF encoding of function due to {what}",
+                self.elf.name
+            )
+        };
+        let mismatch = self.mismatch().map(|m| line(&m));
+        let skip = self.skip().map(|r| line(r.text()));
+        mismatch.into_iter().chain(skip).collect()
+    }
 }
 
 impl<W: Write> FinalPass<'_, W> {
@@ -86,52 +228,22 @@ impl<W: Write> FinalPass<'_, W> {
         }
     }
 
-    fn log(&mut self, elf: &ElfFunction<'_>, reason: std::fmt::Arguments<'_>) {
-        if let Some(w) = &mut self.log {
-            let _ = writeln!(
-                w,
-                "{} : skipping BTF encoding of function due to {reason}",
-                elf.name
-            );
-        }
-    }
-
     /// Decides and emits one function from the summary of all its instances; true when it
     /// was emitted.
     fn add_summary(&mut self, elf: &ElfFunction<'_>, summary: &FuncSummary) -> Result<bool> {
-        let first = summary.first();
-        let inconsistent = match summary.inconsistent() {
-            Some(other) => {
-                self.log_mismatch(elf, first, other);
-                true
+        let decision = Decision::new(elf, summary, self.features);
+        if let Some(w) = &mut self.log {
+            for line in decision.log_lines() {
+                let _ = writeln!(w, "{line}");
             }
-            None => false,
-        };
-        let flags = summary.flags();
-        let canonical = summary.canonical(self.features.true_signature);
-        let mut reason = None;
-        if flags & flags::UNEXPECTED_REG != 0 {
-            reason = Some("unexpected register usage for parameter");
         }
-        if self.features.consistent_func && inconsistent {
-            reason = Some("inconsistet prototype");
+        if let Some(watch) = self.watch.filter(|w| w.watches(elf.name.as_bytes())) {
+            watch.decided(&decision);
         }
-        if flags & flags::UNCERTAIN_PARM_LOC != 0 {
-            reason = Some("uncertain parameter location");
-        }
-        if flags & flags::REORDERED_PARM != 0 {
-            reason = Some("reordered parameters");
-        }
-        if canonical.optimized_skip(self.features.true_signature) {
-            reason = Some("optimized parameters");
-        }
-        if elf.ambiguous_addr {
-            reason = Some("ambiguous address");
-        }
-        if let Some(reason) = reason {
-            self.log(elf, format_args!("{reason}"));
+        if decision.skip().is_some() {
             return Ok(false);
         }
+        let canonical = decision.canonical;
         let tag_kfunc = elf.kfunc && self.features.decl_tag_kfuncs;
         let fn_id = if tag_kfunc && self.features.attributes {
             let mut state = canonical.clone();
@@ -203,33 +315,6 @@ impl<W: Write> FinalPass<'_, W> {
         }
         Ok(fn_id)
     }
-
-    /// Logs, under `-V`, the difference pahole's `funcs__match` reports between the first
-    /// instance `a` and the first that does not match it, `b`.
-    fn log_mismatch(&mut self, elf: &ElfFunction<'_>, a: &FuncInstance, b: &FuncInstance) {
-        match a.signature.mismatch(&b.signature) {
-            Some(Mismatch::ParamCount) => self.log(
-                elf,
-                format_args!(
-                    "param count mismatch; {} params != {} params",
-                    a.params.len(),
-                    b.params.len()
-                ),
-            ),
-            Some(Mismatch::Return) => self.log(elf, format_args!("return type mismatch")),
-            Some(Mismatch::Param(i)) => {
-                let (na, nb) = (
-                    String::from_utf8_lossy(&a.params[i].0),
-                    String::from_utf8_lossy(&b.params[i].0),
-                );
-                self.log(
-                    elf,
-                    format_args!("param type mismatch for param#{} {na} != {nb}", i + 1),
-                );
-            }
-            None => {}
-        }
-    }
 }
 
 #[cfg(test)]
@@ -252,7 +337,44 @@ mod tests {
             chunk_offsets: &[0],
             features,
             log: None,
+            watch: None,
         }
+    }
+
+    #[test]
+    fn decision_knows_every_reason_and_logs_the_last() {
+        let instance = |f: u8| FuncInstance {
+            order: (0, 0),
+            chunk: 0,
+            addr: 0x10,
+            ret: 0,
+            params: Box::new([]),
+            annots: Box::new([]),
+            signature: Default::default(),
+            flags: f | flags::AT_SYMBOL,
+        };
+        let features = Features::default();
+        let mut elf = kfunc(0);
+        elf.ambiguous_addr = true;
+        let summary = FuncSummary::of(instance(flags::UNEXPECTED_REG | flags::REORDERED_PARM));
+        let d = Decision::new(&elf, &summary, &features);
+        assert_eq!(
+            d.reasons().collect::<Vec<_>>(),
+            [
+                SkipReason::UnexpectedReg,
+                SkipReason::ReorderedParm,
+                SkipReason::AmbiguousAddr
+            ]
+        );
+        assert_eq!(d.skip(), Some(SkipReason::AmbiguousAddr));
+        assert_eq!(
+            d.log_lines(),
+            ["bpf_arena_thing : skipping BTF encoding of function due to ambiguous address"]
+        );
+        elf.ambiguous_addr = false;
+        let summary = FuncSummary::of(instance(0));
+        let d = Decision::new(&elf, &summary, &features);
+        assert_eq!((d.skip(), d.log_lines().len()), (None, 0));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! pahole's order; the instance keeps its own copies, because GCC stores short names inline
 //! in `.debug_info`, whose pages are released once a CU is done.
 
+use crate::dwarf::functions::FunctionInfo;
 use crate::encode::chunk::FoundFunction;
 use crate::functions::signature::Signature;
 
@@ -25,6 +26,32 @@ pub mod flags {
     pub const OPTIMIZED_SYMBOL: u8 = 1 << 5;
     /// The instance's address is that of one of the function's ELF symbols.
     pub const AT_SYMBOL: u8 = 1 << 6;
+
+    /// Every flag and its name, as `dwarf2btf why` shows them.
+    pub const NAMES: [(u8, &str); 7] = [
+        (OPTIMIZED_PARMS, "optimized_parms"),
+        (UNEXPECTED_REG, "unexpected_reg"),
+        (UNCERTAIN_PARM_LOC, "uncertain_parm_loc"),
+        (REORDERED_PARM, "reordered_parm"),
+        (SIGNATURE_CHANGED, "signature_changed"),
+        (OPTIMIZED_SYMBOL, "optimized_symbol"),
+        (AT_SYMBOL, "at_symbol"),
+    ];
+}
+
+/// The [`flags`] the DWARF analysis sets on a function (the ELF ones are added when it is
+/// saved).
+pub fn dwarf_flags(func: &FunctionInfo<'_>) -> u8 {
+    [
+        (func.optimized_parms, flags::OPTIMIZED_PARMS),
+        (func.unexpected_reg, flags::UNEXPECTED_REG),
+        (func.uncertain_parm_loc, flags::UNCERTAIN_PARM_LOC),
+        (func.reordered_parm, flags::REORDERED_PARM),
+        (func.signature_changed, flags::SIGNATURE_CHANGED),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .fold(0, |acc, (_, bit)| acc | bit)
 }
 
 /// One saved DWARF instance of an ELF function.
@@ -87,18 +114,7 @@ pub fn save_instance(found: FoundFunction<'_, '_>) -> FuncInstance {
         ..
     } = found;
     let xlate = |id: u32| if id == 0 { 0 } else { type_id_off + id };
-    let mut f = 0u8;
-    for (on, bit) in [
-        (func.optimized_parms, flags::OPTIMIZED_PARMS),
-        (func.unexpected_reg, flags::UNEXPECTED_REG),
-        (func.uncertain_parm_loc, flags::UNCERTAIN_PARM_LOC),
-        (func.reordered_parm, flags::REORDERED_PARM),
-        (func.signature_changed, flags::SIGNATURE_CHANGED),
-    ] {
-        if on {
-            f |= bit;
-        }
-    }
+    let mut f = dwarf_flags(func);
     if func.addr != 0
         && elf_fn
             .syms

@@ -6,10 +6,12 @@
 //! [`table`], shared between the workers in one of three designs. Each owner's instances of a
 //! function are [`fold`]ed into one summary (prototypes compared through their id-free
 //! [`signature`]). After the workers have joined, the [`final_pass`] merges the owners'
-//! summaries per function, applies pahole's skip rules and emits FUNC_PROTO + FUNC.
+//! summaries per function, applies pahole's skip rules and emits FUNC_PROTO + FUNC. A
+//! [`watch`] sees chosen functions go through all of it (`dwarf2btf why`).
 
 pub mod final_pass;
 pub mod fold;
 pub mod instance;
 pub mod signature;
 pub mod table;
+pub mod watch;
