@@ -240,3 +240,123 @@ fn killed_while_writing() {
         "only {killed_while_writing} runs were killed while writing: the check proved little"
     );
 }
+
+/// What `strace` saw of one run: the calls that make a write durable, in order.
+fn traced(what: &str, dir: &Path, args: &[&std::ffi::OsStr]) -> Option<Vec<String>> {
+    let log = dir.join("strace.log");
+    let o = run(Command::new(tool("strace"))
+        .args(["-f", "-s", "4096", "-o"])
+        .arg(&log)
+        .args([
+            "-e",
+            "trace=openat,fchmod,fsync,fdatasync,rename,renameat,renameat2",
+        ])
+        .arg(bin())
+        .args(args));
+    if !o.status.success() && text(&o).contains("Operation not permitted") {
+        skip(
+            what,
+            &format!("strace is not permitted here: {}", text(&o).trim()),
+        );
+        return None;
+    }
+    assert!(o.status.success(), "{}", text(&o));
+    let lines = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        // "PID call(args) = result": drop the PID
+        .map(|l| {
+            l.split_once(' ')
+                .map_or(l, |(_, rest)| rest)
+                .trim_start()
+                .to_string()
+        })
+        .collect();
+    std::fs::remove_file(&log).unwrap();
+    Some(lines)
+}
+
+/// Checks the order in `calls`: the temporary file (whose name contains `tmp_marker`) is
+/// created exclusively, given `mode` if any, flushed, renamed over `target`, and then the
+/// directory is opened and flushed.
+fn check_durable_order(calls: &[String], tmp_marker: &str, target: &Path, mode: Option<&str>) {
+    let find = |from: usize, pred: &dyn Fn(&str) -> bool, what: &str| -> usize {
+        calls[from..]
+            .iter()
+            .position(|l| pred(l))
+            .map(|i| from + i)
+            .unwrap_or_else(|| panic!("no {what} after call {from}:\n{}", calls.join("\n")))
+    };
+    let fd_of = |line: &str| line.rsplit("= ").next().unwrap().trim().to_string();
+    let open = find(
+        0,
+        &|l| l.starts_with("openat(") && l.contains(tmp_marker),
+        "temporary file",
+    );
+    assert!(calls[open].contains("O_EXCL"), "{}", calls[open]);
+    let fd = fd_of(&calls[open]);
+    let mut at = open;
+    if let Some(mode) = mode {
+        // strace shows the file type bits too (0100751).
+        let call = format!("fchmod({fd}, ");
+        let bits = format!("{mode})");
+        at = find(at, &|l| l.starts_with(&call) && l.contains(&bits), "fchmod");
+    }
+    let sync = find(
+        at,
+        &|l| l.starts_with(&format!("fsync({fd})")),
+        "fsync of the file",
+    );
+    let target = format!("\"{}\"", target.display());
+    let rename = find(
+        sync,
+        &|l| l.starts_with("rename") && l.contains(tmp_marker) && l.contains(&target),
+        "rename",
+    );
+    let dir = format!(
+        "\"{}\"",
+        target.trim_matches('"').rsplit_once('/').unwrap().0
+    );
+    let open_dir = find(
+        rename,
+        &|l| l.starts_with("openat(") && l.contains(&format!("{dir},")),
+        "opening the directory",
+    );
+    let dir_fd = fd_of(&calls[open_dir]);
+    find(
+        open_dir,
+        &|l| l.starts_with(&format!("fsync({dir_fd})")),
+        "fsync of the directory",
+    );
+}
+
+/// The system calls of a write in place and of a detached write over an existing file: the
+/// temporary file is flushed before the rename, the directory after it, and the mode kept.
+#[test]
+fn writes_are_flushed_before_and_after_the_rename() {
+    use std::os::unix::fs::PermissionsExt;
+    let what = "writes_are_flushed_before_and_after_the_rename";
+    let dir = scratch("write_strace");
+    let input = dir.join("input.o");
+    std::fs::write(&input, input_bytes()).unwrap();
+    std::fs::set_permissions(&input, std::fs::Permissions::from_mode(0o751)).unwrap();
+    let Some(calls) = traced(what, &dir, &["-J".as_ref(), input.as_os_str()]) else {
+        return;
+    };
+    check_durable_order(&calls, "/.input.o.btf.", &input, Some("751"));
+
+    let out = dir.join("out.btf");
+    std::fs::write(&out, b"old").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let detached = format!("--btf_encode_detached={}", out.display());
+    let Some(calls) = traced(
+        what,
+        &dir,
+        &["-J".as_ref(), detached.as_ref(), input.as_os_str()],
+    ) else {
+        return;
+    };
+    check_durable_order(&calls, "/.out.btf.tmp.", &out, Some("640"));
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o640, "the detached output's mode was not kept");
+}
