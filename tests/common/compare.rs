@@ -86,19 +86,16 @@ pub fn skip_log_mismatch(ours: &[String], expected: &[String]) -> Option<String>
         }
         m
     }
+    /// Up to 10 lines `a` has more often than `b`.
+    fn more<'a>(a: &BTreeMap<&'a str, usize>, b: &BTreeMap<&str, usize>) -> Vec<&'a str> {
+        a.iter()
+            .filter(|&(l, n)| b.get(l).copied().unwrap_or(0) < *n)
+            .map(|(l, _)| *l)
+            .take(10)
+            .collect()
+    }
     let (mine, theirs) = (count(ours), count(expected));
-    let missing: Vec<_> = theirs
-        .iter()
-        .filter(|&(l, n)| mine.get(l).copied().unwrap_or(0) < *n)
-        .map(|(l, _)| *l)
-        .take(10)
-        .collect();
-    let extra: Vec<_> = mine
-        .iter()
-        .filter(|&(l, n)| theirs.get(l).copied().unwrap_or(0) < *n)
-        .map(|(l, _)| *l)
-        .take(10)
-        .collect();
+    let (missing, extra) = (more(&theirs, &mine), more(&mine, &theirs));
     if missing.is_empty() && extra.is_empty() {
         return None;
     }
