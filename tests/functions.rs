@@ -282,7 +282,7 @@ fn output_identical_across_jobs_and_designs_with_every_owner_busy() {
             );
             assert!(o.status.success(), "{}", text(&o));
             let counters = TableCounters::parse(&o);
-            let owners = jobs.min(MANY_CUS / 16);
+            let owners = TableCounters::owners(jobs as u64, MANY_CUS as u64);
             counters.check(owners);
             let busy = counters.per_owner.iter().filter(|&&n| n > 0).count();
             assert_eq!(busy, owners, "-j{jobs} {design}: idle owners: {counters:?}");

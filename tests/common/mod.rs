@@ -378,6 +378,8 @@ pub struct TableCounters {
     pub held: u64,
     /// (owners, functions)
     pub lengths: Vec<(u64, u64)>,
+    /// CUs in the input, from `-V`'s summary line when the run had `-V`.
+    pub cus: Option<u64>,
 }
 
 impl TableCounters {
@@ -420,7 +422,20 @@ impl TableCounters {
             per_owner,
             held: number_before(" instances held"),
             lengths,
+            cus: stderr.lines().find_map(|l| {
+                l.strip_prefix("dwarf2btf: ")?
+                    .split_once(" CUs (")?
+                    .0
+                    .parse()
+                    .ok()
+            }),
         }
+    }
+
+    /// Workers (table owners) a run with `jobs` has: one per batch of 16 CUs at most
+    /// (src/pipeline.rs's BATCH_CUS), given the CU count of a `-V` run.
+    pub fn owners(jobs: u64, cus: u64) -> usize {
+        jobs.min(cus.div_ceil(16)).max(1) as usize
     }
 
     /// Checks what must hold whatever the design and -j: `owners` per-owner counts adding up
