@@ -261,17 +261,23 @@ fn traced(what: &str, dir: &Path, args: &[&std::ffi::OsStr]) -> Option<Vec<Strin
         return None;
     }
     assert!(o.status.success(), "{}", text(&o));
-    let lines = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        // "PID call(args) = result": drop the PID
-        .map(|l| {
-            l.split_once(' ')
-                .map_or(l, |(_, rest)| rest)
-                .trim_start()
-                .to_string()
-        })
-        .collect();
+    // "PID call(args) = result", without the PID; a call another thread interrupted comes as
+    // "PID call(args <unfinished ...>" and later "PID <... call resumed>rest": joined.
+    let mut lines = Vec::new();
+    let mut pending: std::collections::HashMap<String, String> = Default::default();
+    for l in std::fs::read_to_string(&log).unwrap().lines() {
+        let (pid, call) = l.split_once(' ').unwrap_or(("", l));
+        let call = call.trim_start();
+        if let Some(head) = call.strip_suffix(" <unfinished ...>") {
+            pending.insert(pid.to_string(), head.to_string());
+        } else if let Some(rest) = call.strip_prefix("<... ") {
+            let rest = rest.split_once(" resumed>").map_or(rest, |(_, r)| r);
+            let head = pending.remove(pid).unwrap_or_default();
+            lines.push(format!("{head}{rest}"));
+        } else {
+            lines.push(call.to_string());
+        }
+    }
     std::fs::remove_file(&log).unwrap();
     Some(lines)
 }
