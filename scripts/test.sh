@@ -26,7 +26,8 @@ if [ "$(readelf -n "$DWARF2BTF_VMLINUX" | awk '/Build ID/ {print $3; exit}')" = 
   export DWARF2BTF_REQUIRE_PINNED=1
 fi
 
-# What the tests could not check (tests/common's skip()) is listed at the end, pass or fail.
+# What the tests could not check (tests/common's record_skip) is listed at the end, pass or
+# fail.
 SKIPPED=${CARGO_TARGET_DIR:-target}/tmp/skipped.txt
 rm -f "$SKIPPED"
 report_skips() {

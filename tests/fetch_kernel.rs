@@ -19,10 +19,7 @@ fn pinned_build_id_is_the_one_the_tests_check() {
     if let Some(v) = vmlinux() {
         let id = build_id(&v).expect("the reference vmlinux has a build ID");
         if id != PINNED_BUILD_ID {
-            skip(
-                "pinned_build_id_is_the_one_the_tests_check",
-                "a fallback kernel",
-            );
+            record_skip("pinned_build_id_is_the_one_the_tests_check: a fallback kernel");
         }
     }
 }
@@ -31,13 +28,13 @@ fn pinned_build_id_is_the_one_the_tests_check() {
 fn unavailable_pinned_package_falls_back_to_the_newest() {
     let what = "unavailable_pinned_package_falls_back_to_the_newest";
     if !Path::new("/usr/bin/apt-cache").exists() {
-        skip(what, "no apt-cache on this machine");
+        record_skip(&format!("{what}: no apt-cache on this machine"));
         return;
     }
     // The script refreshes apt's lists for an unknown package (with sudo when not root).
     // SAFETY: geteuid has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
-        skip(what, "not root");
+        record_skip(&format!("{what}: not root"));
         return;
     }
     let cache = scratch("fetch_kernel_cache");

@@ -30,11 +30,14 @@ impl Tmpfs {
         match o {
             Ok(o) if o.status.success() => Some(Tmpfs(dir)),
             Ok(o) => {
-                skip(what, &format!("cannot mount a tmpfs: {}", text(&o).trim()));
+                record_skip(&format!(
+                    "{what}: cannot mount a tmpfs: {}",
+                    text(&o).trim()
+                ));
                 None
             }
             Err(e) => {
-                skip(what, &format!("cannot run mount: {e}"));
+                record_skip(&format!("{what}: cannot run mount: {e}"));
                 None
             }
         }
@@ -254,10 +257,10 @@ fn traced(what: &str, dir: &Path, args: &[&std::ffi::OsStr]) -> Option<Vec<Strin
         .arg(bin())
         .args(args));
     if !o.status.success() && text(&o).contains("Operation not permitted") {
-        skip(
-            what,
-            &format!("strace is not permitted here: {}", text(&o).trim()),
-        );
+        record_skip(&format!(
+            "{what}: strace is not permitted here: {}",
+            text(&o).trim()
+        ));
         return None;
     }
     assert!(o.status.success(), "{}", text(&o));

@@ -176,7 +176,10 @@ fn reference_input(env: &str, name: &str, fetch: &str) -> Option<PathBuf> {
         "reference input missing at {}: run {fetch}",
         path.display()
     );
-    record_skip(&format!("{name}: {} not found (run {fetch})", path.display()));
+    record_skip(&format!(
+        "{name}: {} not found (run {fetch})",
+        path.display()
+    ));
     None
 }
 
