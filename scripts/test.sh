@@ -20,6 +20,25 @@ export DWARF2BTF_VMLINUX DWARF2BTF_MODULES
 if [ "$(uname -s)" = Linux ] && [ "$(id -u)" -eq 0 ]; then
   export DWARF2BTF_REQUIRE_KERNEL=1
 fi
+# On the pinned image (not a fallback kernel, see scripts/fetch-kernel.sh), the checks against
+# pahole HEAD's output for it must run: DWARF2BTF_REQUIRE_PINNED=1 makes a mismatch a failure.
+if [ "$(readelf -n "$DWARF2BTF_VMLINUX" | awk '/Build ID/ {print $3; exit}')" = "$(scripts/fetch-kernel.sh --build-id)" ]; then
+  export DWARF2BTF_REQUIRE_PINNED=1
+fi
+
+# What the tests could not check (tests/common's record_skip) is listed at the end, pass or
+# fail.
+SKIPPED=${CARGO_TARGET_DIR:-target}/tmp/skipped.txt
+rm -f "$SKIPPED"
+report_skips() {
+  if [ -s "$SKIPPED" ]; then
+    echo "== not checked in this run ($(wc -l < "$SKIPPED")):"
+    sort "$SKIPPED"
+  else
+    echo "== every check ran (nothing skipped)"
+  fi
+}
+trap report_skips EXIT
 
 cargo test --release --workspace
 # loom models of the lock-free function table and the dedup hand-over (own target dir:

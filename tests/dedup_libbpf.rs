@@ -12,6 +12,7 @@ mod libbpf_oracle;
 
 use std::sync::Arc;
 
+use common::compare::{self, btf_sections as sections};
 use common::Rng;
 use dwarf2btf::btf::kinds::{self, Kind};
 use dwarf2btf::btf::{read, types, write, Btf};
@@ -86,47 +87,10 @@ fn ours_built(data: &[u8], base: Option<&[u8]>, force: bool) -> (Vec<u8>, Result
 // ---------------------------------------------------------------------------------------------
 // comparison
 
-/// Type and string sections of raw BTF (headers may differ in length: libbpf keeps the input's).
-fn sections(data: &[u8]) -> (&[u8], &[u8]) {
-    let h = read::parse_header(data).expect("valid output header");
-    let body = &data[h.hdr_len as usize..];
-    (
-        &body[h.type_off as usize..(h.type_off + h.type_len) as usize],
-        &body[h.str_off as usize..(h.str_off + h.str_len) as usize],
-    )
-}
-
+/// Panics with [`compare::dedup_mismatch`]'s account when our output is not libbpf's.
 fn assert_same(name: &str, lib: &Result<Vec<u8>, i32>, ours: &Result<Vec<u8>, String>) {
-    match (lib, ours) {
-        (Ok(l), Ok(o)) => {
-            let (lt, ls) = sections(l);
-            let (ot, os) = sections(o);
-            if lt != ot || ls != os {
-                let summary = |b: &[u8]| {
-                    read::parse(b, None)
-                        .map(|x| {
-                            format!("{} types, {} string bytes", x.own_len(), x.strings().len())
-                        })
-                        .unwrap_or_else(|_| "split".into())
-                };
-                panic!(
-                    "{name}: output differs from libbpf\n  libbpf: {}\n  ours:   {}\n  types equal: {}, strings equal: {}",
-                    summary(l),
-                    summary(o),
-                    lt == ot,
-                    ls == os
-                );
-            }
-            if l[4..8] == o[4..8] {
-                assert_eq!(l, o, "{name}: full bytes differ");
-            }
-        }
-        (Err(_), Err(_)) => {}
-        (l, o) => panic!(
-            "{name}: libbpf {:?} vs ours {:?}",
-            l.as_ref().map(|v| v.len()),
-            o.as_ref().map(|v| v.len())
-        ),
+    if let Some(m) = compare::dedup_mismatch(name, lib, ours) {
+        panic!("{m}");
     }
 }
 
@@ -1137,4 +1101,47 @@ fn fixture_prededup_matches_libbpf() {
         assert!(o.status.success(), "{}", common::text(&o));
         compare_large(fx.name, &std::fs::read(&out).unwrap());
     }
+}
+
+/// Negative control of [`compare::dedup_mismatch`], the comparison every test here makes: a
+/// fixture's dedup output equals libbpf's, and the same output with one type byte changed,
+/// two type records swapped, one string byte changed, one header byte changed, or an error
+/// instead of an output, is reported as different.
+#[test]
+fn dedup_comparison_detects_a_mutated_output() {
+    let fx = &common::fixtures()[0];
+    let out = common::scratch("dedup_negative").join("prededup.btf");
+    let o = common::encode(&fx.path, &out, &[common::KERNEL_FEATURES, "--no_dedup"]);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let data = std::fs::read(&out).unwrap();
+    let lib = libbpf_oracle::dedup_bytes(&data, None, false);
+    let ours = ours_bytes(&data, None, false);
+    assert_eq!(compare::dedup_mismatch("control", &lib, &ours), None);
+    let good = ours.unwrap();
+    let h = read::parse_header(&good).unwrap();
+    let (types_at, strs_at) = (
+        (h.hdr_len + h.type_off) as usize,
+        (h.hdr_len + h.str_off) as usize,
+    );
+    let report = |bytes: Vec<u8>| compare::dedup_mismatch("mutated", &lib, &Ok(bytes));
+
+    let mut one_type_byte = good.clone();
+    one_type_byte[types_at + 8] ^= 1; // the first record's size or type word
+    assert!(
+        report(one_type_byte).is_some(),
+        "a changed type byte passed"
+    );
+    assert!(
+        report(compare::swapped_records(&good)).is_some(),
+        "swapped types passed"
+    );
+    let mut one_string_byte = good.clone();
+    one_string_byte[strs_at + 1] ^= 0x20;
+    assert!(report(one_string_byte).is_some(), "a changed string passed");
+    let mut header_byte = good.clone();
+    header_byte[3] ^= 1; // flags
+    let m = report(header_byte).expect("a changed header byte passed");
+    assert!(m.contains("full bytes differ"), "{m}");
+    assert!(compare::dedup_mismatch("ours failed", &lib, &Err("refused".into())).is_some());
+    assert!(compare::dedup_mismatch("libbpf failed", &Err(-22), &Ok(good)).is_some());
 }

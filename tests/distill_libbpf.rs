@@ -50,29 +50,44 @@ fn listing(base: &[u8], split: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Distilled base and split BTF, raw; or the error.
+type Distilled<E> = Result<(Vec<u8>, Vec<u8>), E>;
+
+/// How our distillation of `data` differs from libbpf's: `None` when both succeed with the
+/// same bytes (or differ only by [`libbpf_empty_base_bug`]) or both refuse.
+fn distill_mismatch(
+    name: &str,
+    data: &[u8],
+    bases: &[&[u8]],
+    lib: &Distilled<i32>,
+    mine: &Distilled<String>,
+) -> Option<String> {
+    match (lib, mine) {
+        (Ok(l), Ok(o)) => (l != o && !libbpf_empty_base_bug(name, data, bases, l, o)).then(|| {
+            format!(
+                "{name}: differs from libbpf (base equal: {}, split equal: {})\n\
+                 --- libbpf\n{}--- ours\n{}",
+                l.0 == o.0,
+                l.1 == o.1,
+                listing(&l.0, &l.1),
+                listing(&o.0, &o.1)
+            )
+        }),
+        (Err(_), Err(_)) => None,
+        (Ok(_), Err(e)) => Some(format!("{name}: libbpf distills, ours fails: {e}")),
+        (Err(e), Ok(_)) => Some(format!("{name}: libbpf fails ({e}), ours distills")),
+    }
+}
+
 /// Distills with both; `Some((base, split))` when both succeed identically, `None` when both
 /// refuse; panics on any difference.
 fn check(name: &str, data: &[u8], bases: &[&[u8]]) -> Option<(Vec<u8>, Vec<u8>)> {
     let lib = libbpf_oracle::distill_bytes(data, bases);
     let mine = ours(data, bases);
-    match (lib, mine) {
-        (Ok(l), Ok(o)) => {
-            if l != o && !libbpf_empty_base_bug(name, data, bases, &l, &o) {
-                panic!(
-                    "{name}: differs from libbpf (base equal: {}, split equal: {})\n\
-                     --- libbpf\n{}--- ours\n{}",
-                    l.0 == o.0,
-                    l.1 == o.1,
-                    listing(&l.0, &l.1),
-                    listing(&o.0, &o.1)
-                );
-            }
-            Some(o)
-        }
-        (Err(_), Err(_)) => None,
-        (Ok(_), Err(e)) => panic!("{name}: libbpf distills, ours fails: {e}"),
-        (Err(e), Ok(_)) => panic!("{name}: libbpf fails ({e}), ours distills"),
+    if let Some(m) = distill_mismatch(name, data, bases, &lib, &mine) {
+        panic!("{m}");
     }
+    mine.ok()
 }
 
 /// How many [`libbpf_empty_base_bug`] cases were checked by relocation.
@@ -950,4 +965,36 @@ fn libbpf_parses(data: &[u8], bases: &[&[u8]]) -> bool {
         }
     }
     libbpf_oracle::LibBtf::parse(data, chain.last()).is_ok()
+}
+
+/// Negative control of [`distill_mismatch`], the comparison [`check`] makes: on the every-kind
+/// case our result equals libbpf's, and with one string byte changed, two base records
+/// swapped, or a failure on one side, it is reported.
+#[test]
+fn distill_comparison_detects_a_mutated_output() {
+    let (base, split) = build_pair(&every_kind_base(), &every_kind_split(), Endian::Little);
+    let bases: &[&[u8]] = &[&base];
+    let lib = libbpf_oracle::distill_bytes(&split, bases);
+    let mine = ours(&split, bases);
+    assert_eq!(
+        distill_mismatch("control", &split, bases, &lib, &mine),
+        None
+    );
+    let (b, s) = mine.unwrap();
+    let report = |m: (Vec<u8>, Vec<u8>)| distill_mismatch("mutated", &split, bases, &lib, &Ok(m));
+
+    let h = read::parse_header(&s).unwrap();
+    let mut one_string_byte = s.clone();
+    one_string_byte[(h.hdr_len + h.str_off) as usize + 1] ^= 0x20;
+    assert!(
+        report((b.clone(), one_string_byte)).is_some(),
+        "a changed string passed"
+    );
+    let swapped = common::compare::swapped_records(&b);
+    assert!(
+        report((swapped, s.clone())).is_some(),
+        "swapped base types passed"
+    );
+    assert!(distill_mismatch("ours failed", &split, bases, &lib, &Err("no".into())).is_some());
+    assert!(distill_mismatch("libbpf failed", &split, bases, &Err(-22), &Ok((b, s))).is_some());
 }

@@ -194,27 +194,36 @@ fn concrete<'f>(funcs: &'f [Func], name: &str) -> Vec<&'f Func> {
 }
 
 /// Prints what is decoded from a C file: `DUMP_SRC=x.c [DUMP_CC=clang] [DUMP_FLAGS="-O2 -g"]
-/// cargo test --test dwarf_functions -- --ignored dump --nocapture`.
-/// `DUMP_OBJ=x.o` decodes an object file instead.
+/// cargo test --test dwarf_functions -- dump --nocapture`. `DUMP_OBJ=x.o` decodes an object
+/// file instead. Without either it dumps [`GCC_OPTIMIZED`] and checks the listing names its
+/// three functions, so the tool keeps working.
 #[test]
-#[ignore]
 fn dump() {
-    if let Ok(obj) = std::env::var("DUMP_OBJ") {
-        for f in decode(Path::new(&obj), &Features::default()) {
-            eprintln!("{f:?}");
+    let funcs = if let Ok(obj) = std::env::var("DUMP_OBJ") {
+        decode(Path::new(&obj), &Features::default())
+    } else {
+        let src = std::env::var("DUMP_SRC").map_or_else(
+            |_| GCC_OPTIMIZED.to_string(),
+            |p| std::fs::read_to_string(p).unwrap(),
+        );
+        let cc = std::env::var("DUMP_CC").unwrap_or_else(|_| "gcc".into());
+        let flags = std::env::var("DUMP_FLAGS").unwrap_or_else(|_| "-O2 -g".into());
+        let flags: Vec<&str> = flags.split_whitespace().collect();
+        let o = compile("dump", &cc, &flags, &src);
+        decode(&o, &Features::default())
+    };
+    let listing: Vec<String> = funcs.iter().map(|f| format!("{f:?}")).collect();
+    for line in &listing {
+        eprintln!("{line}");
+    }
+    if std::env::var_os("DUMP_OBJ").is_none() && std::env::var_os("DUMP_SRC").is_none() {
+        for name in ["bar", "foo", "main"] {
+            let field = format!("name: \"{name}\"");
+            assert!(
+                listing.iter().any(|l| l.contains(&field)),
+                "{name} missing from the dump: {listing:#?}"
+            );
         }
-        return;
-    }
-    let src = std::env::var("DUMP_SRC").unwrap_or_default();
-    if src.is_empty() {
-        return;
-    }
-    let cc = std::env::var("DUMP_CC").unwrap_or_else(|_| "gcc".into());
-    let flags = std::env::var("DUMP_FLAGS").unwrap_or_else(|_| "-O2 -g".into());
-    let flags: Vec<&str> = flags.split_whitespace().collect();
-    let o = compile("dump", &cc, &flags, &std::fs::read_to_string(src).unwrap());
-    for f in decode(&o, &Features::default()) {
-        eprintln!("{f:?}");
     }
 }
 
@@ -489,34 +498,22 @@ fn clang_changed_signature() {
 /// facts (unexpected register, uncertain location, reordered or optimized parameters, plus
 /// the ELF table's ambiguous address) must get the same reason here, with pahole's grouping by
 /// ELF function and canonical-state rules emulated. "Inconsistent prototype" needs BTF type
-/// comparison and is only checked for not hiding a later reason. Slow in a debug build:
-/// `cargo test --release --test dwarf_functions -- --ignored vmlinux`.
+/// comparison and is only checked for not hiding a later reason. The comparison is
+/// `compare::skip_reason_mismatches` (its negative control is in tests/negative_controls.rs).
+/// Decoding every CU of the kernel takes seconds in a release build (as scripts/test.sh and CI
+/// run it) and minutes in a debug build.
 #[test]
-#[ignore]
 fn vmlinux_skip_reasons_match_pahole_head() {
     use std::collections::BTreeMap;
 
     use dwarf2btf::input::symbols::ElfFunctions;
 
-    let Some(path) = common::vmlinux() else {
+    let Some(path) = common::pinned_vmlinux("vmlinux_skip_reasons_match_pahole_head") else {
         return;
     };
     let oracle = common::oracle_skipped();
     let oracle = std::fs::read_to_string(oracle).unwrap();
-    // The final reasons; funcs__match's detail lines ("param count mismatch; ...") are not.
-    const REASONS: [&str; 6] = [
-        "unexpected register usage for parameter",
-        "inconsistet prototype",
-        "uncertain parameter location",
-        "reordered parameters",
-        "optimized parameters",
-        "ambiguous address",
-    ];
-    let expected: BTreeMap<&str, &str> = oracle
-        .lines()
-        .filter_map(|l| l.split_once(" : skipping BTF encoding of function due to "))
-        .filter(|(_, r)| REASONS.contains(r))
-        .collect();
+    let expected = common::compare::skip_reasons(&oracle);
 
     let mapped = Mapped::open(&path).unwrap();
     let elf = Elf::parse(&mapped).unwrap();
@@ -572,8 +569,7 @@ fn vmlinux_skip_reasons_match_pahole_head() {
         start.elapsed()
     );
 
-    let mut mismatches = Vec::new();
-    let mut checked = 0;
+    let mut ours: BTreeMap<&str, Option<&str>> = BTreeMap::new();
     for (&entry, states) in &groups {
         let e = table.get(entry).unwrap();
         let optimized_symbol = |s: &State| {
@@ -617,31 +613,12 @@ fn vmlinux_skip_reasons_match_pahole_head() {
         if e.ambiguous_addr {
             reason = Some("ambiguous address");
         }
-        let oracle = expected.get(e.name).copied();
-        checked += 1;
-        let ok = match oracle {
-            Some("inconsistet prototype") => {
-                matches!(
-                    reason,
-                    None | Some("unexpected register usage for parameter")
-                )
-            }
-            o => o == reason,
-        };
-        if !ok {
-            mismatches.push(format!("{}: pahole {oracle:?}, here {reason:?}", e.name));
-        }
+        ours.insert(e.name, reason);
     }
-    let unseen: Vec<_> = expected
-        .keys()
-        .filter(|n| {
-            table
-                .find(n.as_bytes())
-                .is_none_or(|i| !groups.contains_key(&i))
-        })
-        .collect();
+    let (mismatches, unseen) = common::compare::skip_reason_mismatches(&expected, &ours);
     eprintln!(
-        "{checked} ELF functions checked, {} mismatches",
+        "{} ELF functions checked, {} mismatches",
+        ours.len(),
         mismatches.len()
     );
     for m in mismatches.iter().take(60) {
@@ -656,4 +633,36 @@ fn vmlinux_skip_reasons_match_pahole_head() {
         "{} skip reasons differ from pahole HEAD's",
         mismatches.len()
     );
+}
+
+/// Negative control of `compare::skip_reason_mismatches`, the comparison
+/// `vmlinux_skip_reasons_match_pahole_head` makes: pahole HEAD's reasons as "ours" pass; one
+/// function with another reason, one skipped function encoded here, or one missing, fail.
+#[test]
+fn skip_reason_comparison_detects_a_changed_reason() {
+    use std::collections::BTreeMap;
+    let log = std::fs::read_to_string(common::oracle_skipped()).unwrap();
+    let expected = common::compare::skip_reasons(&log);
+    // "Inconsistent prototype" is never decided here (no BTF types): none is what matches it.
+    let same: BTreeMap<&str, Option<&str>> = expected
+        .iter()
+        .map(|(&n, &r)| (n, (r != "inconsistet prototype").then_some(r)))
+        .collect();
+    let (m, unseen) = common::compare::skip_reason_mismatches(&expected, &same);
+    assert!(m.is_empty() && unseen.is_empty(), "{m:?} {unseen:?}");
+    let (&name, _) = expected
+        .iter()
+        .find(|(_, &r)| r == "optimized parameters")
+        .unwrap();
+    let mut changed = same.clone();
+    changed.insert(name, Some("reordered parameters"));
+    let (m, _) = common::compare::skip_reason_mismatches(&expected, &changed);
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(m[0].starts_with(name), "{m:?}");
+    changed.insert(name, None);
+    let (m, _) = common::compare::skip_reason_mismatches(&expected, &changed);
+    assert_eq!(m.len(), 1, "an encoded function pahole skips passed: {m:?}");
+    changed.remove(name);
+    let (_, unseen) = common::compare::skip_reason_mismatches(&expected, &changed);
+    assert_eq!(unseen, [name.to_string()]);
 }

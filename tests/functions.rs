@@ -148,11 +148,14 @@ fn output_identical_for_every_jobs_count_and_table_design() {
                 let bytes = std::fs::read(&out).unwrap();
                 match &reference {
                     None => reference = Some(bytes),
-                    Some(r) => assert!(
-                        *r == bytes,
-                        "{}: {jobs} --func-table={design} differs",
-                        input.display()
-                    ),
+                    Some(r) => {
+                        if let Some(d) = compare::first_difference(r, &bytes) {
+                            panic!(
+                                "{}: {jobs} --func-table={design} differs: {d}",
+                                input.display()
+                            );
+                        }
+                    }
                 }
             }
         }
@@ -197,4 +200,133 @@ fn verbose_run_reports_the_dedup_phases() {
         );
         assert!(phases.iter().all(|&(_, s)| s >= 0.0), "{line}");
     }
+}
+
+/// CUs in [`many_cus`]: 16 batches of 16 (src/pipeline.rs's BATCH_CUS), so that up to 16
+/// workers each get several batches (more workers than batches are not started: -j64 runs 16).
+const MANY_CUS: usize = 256;
+
+/// A generated program of [`MANY_CUS`] compile units sharing one header of 400 structs (kept
+/// in every CU's DWARF, so that each takes the workers a while and all of them get batches),
+/// each with a static `helper` and `shared_name` (the same names in every CU: one ELF entry
+/// with instances from every owner) and a global `entry_K`, linked with `ld -r`.
+fn many_cus() -> &'static PathBuf {
+    static OBJ: OnceLock<PathBuf> = OnceLock::new();
+    OBJ.get_or_init(|| {
+        let dir = scratch("many_cus");
+        let mut header = String::new();
+        for i in 0..400 {
+            header += &format!(
+                "struct s{i} {{ int a; long b; struct s{} *prev; unsigned char tag[{}]; }};\n",
+                i.max(1) - 1,
+                i % 7 + 1
+            );
+        }
+        header += "struct obj { int a; long b; struct obj *next; };\n";
+        std::fs::write(dir.join("common.h"), header).unwrap();
+        let mut sources = Vec::new();
+        for k in 0..MANY_CUS {
+            let s = k % 400;
+            let name = format!("cu_{k}.c");
+            std::fs::write(
+                dir.join(&name),
+                format!(
+                    "#include \"common.h\"\n\
+                     __attribute__((noinline)) static int helper(struct obj *o, int x) {{ return o->a + x * {k}; }}\n\
+                     __attribute__((noinline)) static int shared_name(struct s{s} *s) {{ return s->a; }}\n\
+                     int entry_{k}(struct obj *o, struct s{s} *s) {{ return helper(o, {k}) + shared_name(s); }}\n"
+                ),
+            )
+            .unwrap();
+            sources.push(name);
+        }
+        run_ok(
+            Command::new(tool("gcc"))
+                .current_dir(&dir)
+                .args(["-O2", "-g", "-fno-eliminate-unused-debug-types", "-c"])
+                .args(&sources),
+        );
+        let out = dir.join("many.o");
+        run_ok(
+            Command::new(tool("ld"))
+                .current_dir(&dir)
+                .arg("-r")
+                .arg("-o")
+                .arg(&out)
+                .args(sources.iter().map(|s| s.replace(".c", ".o"))),
+        );
+        out
+    })
+}
+
+/// On an input where every worker and every table owner has work, -j1/2/8/64 and the three
+/// table designs give the same bytes and save the same instances; each run's `--stats` shows
+/// all its owners saving (folds from every owner, functions with folds from several).
+#[test]
+fn output_identical_across_jobs_and_designs_with_every_owner_busy() {
+    let dir = scratch("many_cus_out");
+    let mut reference: Option<(Vec<u8>, u64)> = None;
+    for jobs in [1usize, 2, 8, 64] {
+        for design in ["shared", "dashmap", "save-merge"] {
+            let out = dir.join(format!("j{jobs}-{design}.btf"));
+            let o = encode(
+                many_cus(),
+                &out,
+                &[
+                    KERNEL_FEATURES,
+                    &format!("-j{jobs}"),
+                    "--func-table",
+                    design,
+                    "--stats",
+                ],
+            );
+            assert!(o.status.success(), "{}", text(&o));
+            let counters = TableCounters::parse(&o);
+            let owners = TableCounters::owners(jobs as u64, MANY_CUS as u64);
+            counters.check(owners);
+            let busy = counters.per_owner.iter().filter(|&&n| n > 0).count();
+            assert_eq!(busy, owners, "-j{jobs} {design}: idle owners: {counters:?}");
+            if owners > 1 {
+                assert!(
+                    counters.lengths.iter().any(|&(len, n)| len > 1 && n > 0),
+                    "-j{jobs} {design}: no function has folds from several owners: {counters:?}"
+                );
+            }
+            let bytes = std::fs::read(&out).unwrap();
+            match &reference {
+                None => reference = Some((bytes, counters.saved)),
+                Some((r, saved)) => {
+                    assert_eq!(counters.saved, *saved, "-j{jobs} {design}");
+                    if let Some(d) = compare::first_difference(r, &bytes) {
+                        panic!("-j{jobs} --func-table={design} differs: {d}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Negative control of the byte comparison the two tests above make: a real output against
+/// itself passes, and with one byte changed, one byte cut off the end, or two type records
+/// swapped, it fails.
+#[test]
+fn jobs_comparison_detects_a_changed_output() {
+    let out = scratch("funcs_out").join("negative.btf");
+    let o = encode(funcs_so(), &out, &[KERNEL_FEATURES]);
+    assert!(o.status.success(), "{}", text(&o));
+    let good = std::fs::read(&out).unwrap();
+    assert_eq!(compare::first_difference(&good, &good.clone()), None);
+
+    let mut changed = good.clone();
+    let mid = changed.len() / 2;
+    changed[mid] ^= 1;
+    let d = compare::first_difference(&good, &changed).expect("one changed byte is reported");
+    assert!(d.contains(&format!("byte {mid}")), "{d}");
+    let cut = &good[..good.len() - 1];
+    assert!(compare::first_difference(&good, cut).is_some());
+
+    // Two records of the same length swapped: same size, same bytes in another order.
+    let swapped = compare::swapped_records(&good);
+    assert_eq!(swapped.len(), good.len());
+    assert!(compare::first_difference(&good, &swapped).is_some());
 }

@@ -49,85 +49,19 @@ fn kernel_btf() -> Option<&'static PathBuf> {
     kernel_run().map(|(p, _, _)| p)
 }
 
-/// The function table line and the owners-per-function line of `--stats`.
-#[derive(Debug, PartialEq)]
-struct TableCounters {
-    saved: u64,
-    folds: u64,
-    per_owner: Vec<u64>,
-    held: u64,
-    /// (owners, functions)
-    lengths: Vec<(u64, u64)>,
-}
-
-impl TableCounters {
-    fn parse(o: &std::process::Output) -> Self {
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        let line = |prefix: &str| -> String {
-            stderr
-                .lines()
-                .find(|l| l.starts_with(prefix))
-                .unwrap_or_else(|| panic!("no '{prefix}' line in {stderr}"))
-                .to_string()
-        };
-        let table = line("function table (");
-        let number_before = |what: &str| -> u64 {
-            let end = table
-                .find(what)
-                .unwrap_or_else(|| panic!("{what}: {table}"));
-            let start = table[..end].rfind([' ', ',', ':']).map_or(0, |i| i + 1);
-            table[start..end].trim().parse().expect(what)
-        };
-        let per_owner = table
-            .split("(per owner: ")
-            .nth(1)
-            .and_then(|rest| rest.split(')').next())
-            .expect("per owner")
-            .split(' ')
-            .map(|n| n.parse().expect("per-owner count"))
-            .collect();
-        let lengths = line("owners per function: ")
-            .trim_start_matches("owners per function: ")
-            .split(", ")
-            .map(|pair| {
-                let (len, n) = pair.split_once(": ").expect("owners: functions");
-                (len.parse().unwrap(), n.parse().unwrap())
-            })
-            .collect();
-        TableCounters {
-            saved: number_before(" instances saved"),
-            folds: number_before(" per-owner folds"),
-            per_owner,
-            held: number_before(" instances held"),
-            lengths,
-        }
-    }
-
-    /// Checks what must hold whatever the design and -j: `owners` per-owner counts adding up
-    /// to the folds, as many folds as the owners-per-function histogram says, and no more
-    /// instances held than saved.
-    fn check(&self, owners: usize) {
-        assert_eq!(self.per_owner.len(), owners, "{self:?}");
-        assert_eq!(self.per_owner.iter().sum::<u64>(), self.folds, "{self:?}");
-        let folds: u64 = self.lengths.iter().map(|(len, n)| len * n).sum();
-        assert_eq!(folds, self.folds, "{self:?}");
-        assert!(
-            self.held <= self.saved && self.held >= self.functions(),
-            "{self:?}"
-        );
-    }
-
-    /// Functions with at least one instance.
-    fn functions(&self) -> u64 {
-        self.lengths.iter().map(|(_, n)| n).sum()
-    }
+/// [`kernel_run`] for a check against pahole HEAD's output for the pinned image: `None`
+/// (with a visible skip) on another kernel.
+fn pinned_run(what: &str) -> Option<&'static (PathBuf, Vec<String>, TableCounters)> {
+    pinned_vmlinux(what)?;
+    kernel_run()
 }
 
 /// `--stats` counts every function pahole HEAD decides about: the functions with instances
 /// are the FUNCs it emitted plus the functions it logged as skipped.
 #[test]
 fn kernel_stats_count_every_function_pahole_decides() {
-    let Some((_, _, counters)) = kernel_run() else {
+    let Some((_, _, counters)) = pinned_run("kernel_stats_count_every_function_pahole_decides")
+    else {
         return;
     };
     counters.check(2);
@@ -163,7 +97,9 @@ fn sections(path: &std::path::Path) -> Vec<u8> {
 /// The whole output — types, functions, variables, datasecs, strings — equals pahole HEAD's.
 #[test]
 fn kernel_btf_is_byte_identical_to_pahole_head() {
-    let Some(ours) = kernel_btf() else { return };
+    let Some((ours, _, _)) = pinned_run("kernel_btf_is_byte_identical_to_pahole_head") else {
+        return;
+    };
     let (a, b) = (sections(ours), sections(&oracle_btf()));
     assert_eq!(a.len(), b.len(), "section sizes differ");
     if let Some(at) = a.iter().zip(&b).position(|(x, y)| x != y) {
@@ -175,7 +111,7 @@ fn kernel_btf_is_byte_identical_to_pahole_head() {
 /// The `-V` function skip log equals pahole HEAD's (reasons and mismatch details).
 #[test]
 fn kernel_function_skips_match_pahole_head() {
-    let Some((_, skips, _)) = kernel_run() else {
+    let Some((_, skips, _)) = pinned_run("kernel_function_skips_match_pahole_head") else {
         return;
     };
     let mut expected: Vec<String> = std::fs::read_to_string(oracle_skipped())
@@ -185,21 +121,9 @@ fn kernel_function_skips_match_pahole_head() {
         .collect();
     expected.sort();
     assert!(expected.len() > 800, "oracle skip log looks truncated");
-    let missing: Vec<_> = expected
-        .iter()
-        .filter(|l| !skips.contains(l))
-        .take(10)
-        .collect();
-    let extra: Vec<_> = skips
-        .iter()
-        .filter(|l| !expected.contains(l))
-        .take(10)
-        .collect();
-    assert!(
-        missing.is_empty() && extra.is_empty(),
-        "missing {missing:?}\nextra {extra:?}"
-    );
-    assert_eq!(skips.len(), expected.len());
+    if let Some(m) = compare::skip_log_mismatch(skips, &expected) {
+        panic!("the skip log differs from pahole HEAD's: {m}");
+    }
 }
 
 /// -j1/-j2/-j8/-j64 and the three table designs all give the same bytes on the kernel, and
@@ -234,19 +158,21 @@ fn kernel_output_identical_across_jobs_and_designs() {
         );
         assert!(o.status.success(), "{}", text(&o));
         let these = TableCounters::parse(&o);
-        these.check(jobs[2..].parse().unwrap());
+        let cus = counters.cus.expect("the -V summary line");
+        these.check(TableCounters::owners(jobs[2..].parse().unwrap(), cus));
         assert_eq!(these.saved, counters.saved, "{jobs} {design}");
-        assert!(
-            std::fs::read(&out).unwrap() == expected,
-            "{jobs} {design} differs"
-        );
+        if let Some(d) = compare::first_difference(&expected, &std::fs::read(&out).unwrap()) {
+            panic!("{jobs} {design} differs: {d}");
+        }
         std::fs::remove_file(&out).unwrap();
     }
 }
 
 #[test]
 fn kernel_types_match_pahole_head() {
-    let Some(ours) = kernel_btf() else { return };
+    let Some((ours, _, _)) = pinned_run("kernel_types_match_pahole_head") else {
+        return;
+    };
     let d = run(Command::new(bin())
         .args(["diff", "--set", "--only", "types"])
         .arg(ours)
@@ -305,4 +231,31 @@ fn oracle_comparison_detects_a_changed_member() {
         .arg(&mutated)
         .arg(&oracle));
     assert_eq!(d.status.code(), Some(1), "{}", text(&d));
+}
+
+/// Negative control of [`compare::skip_log_mismatch`], the comparison
+/// `kernel_function_skips_match_pahole_head` makes: pahole HEAD's log against itself passes;
+/// with one line's reason changed, one line dropped, or one line doubled, it fails.
+#[test]
+fn skip_log_comparison_detects_a_changed_line() {
+    let expected: Vec<String> = std::fs::read_to_string(oracle_skipped())
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(compare::skip_log_mismatch(&expected, &expected), None);
+    let i = expected
+        .iter()
+        .position(|l| l.ends_with("due to optimized parameters"))
+        .unwrap();
+    let mut changed = expected.clone();
+    changed[i] = changed[i].replace("optimized parameters", "reordered parameters");
+    let m = compare::skip_log_mismatch(&changed, &expected).expect("a changed reason passed");
+    assert!(m.contains(&expected[i]) && m.contains(&changed[i]), "{m}");
+    let mut dropped = expected.clone();
+    dropped.remove(i);
+    assert!(compare::skip_log_mismatch(&dropped, &expected).is_some());
+    let mut doubled = expected.clone();
+    doubled.push(expected[i].clone());
+    assert!(compare::skip_log_mismatch(&doubled, &expected).is_some());
 }

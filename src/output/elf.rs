@@ -7,8 +7,8 @@
 //! that is replaced keeps its index and header, with the offset and size of its new data.
 //! This works the same for ET_EXEC, ET_REL and ET_DYN, 32- and 64-bit, either byte order, and
 //! costs one in-kernel file copy (`copy_file_range`) on a 600 MB vmlinux. The result is
-//! written to a temporary file beside the input, given the input's mode, and renamed over it,
-//! so on any error the input is untouched.
+//! written to a temporary file beside the input, given the input's mode, flushed to disk and
+//! renamed over it (see [`super`]), so on any error the input is untouched.
 //!
 //! Sections are added as objcopy's `--add-section` adds them (SHT_PROGBITS, no flags,
 //! alignment 1). An allocated section (the `.BTF` of a final vmlinux, inside a loadable
@@ -16,7 +16,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Error, Result};
 
@@ -42,25 +42,17 @@ pub fn write_sections(path: &Path, sections: &[(&str, &[u8])]) -> Result<()> {
         path: path.clone(),
         reason,
     })?;
-    let tmp = temp_path(&path);
-    let result = write_planned(&mut input, &tmp, &headers, &plan, sections).and_then(|()| {
-        let mode = std::fs::metadata(&path)?.permissions();
-        std::fs::set_permissions(&tmp, mode)?;
-        std::fs::rename(&tmp, &path)
+    let tmp = super::temp_path(&path, "btf");
+    let result = super::create_temp(&tmp).and_then(|mut out| {
+        write_planned(&mut input, &mut out, &headers, &plan, sections)?;
+        let mode = input.metadata()?.permissions();
+        super::commit(out, &tmp, &path, Some(mode))
     });
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
         return Err(Error::io(&path, e));
     }
     Ok(())
-}
-
-fn temp_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.btf.{}", std::process::id()))
 }
 
 /// The ELF identification that decides how every header field is read.
@@ -462,16 +454,15 @@ struct Plan {
 
 fn write_planned(
     input: &mut File,
-    tmp: &Path,
+    out: &mut File,
     headers: &Headers,
     plan: &Plan,
     sections: &[(&str, &[u8])],
 ) -> std::io::Result<()> {
     let class = headers.class;
-    let mut out = File::create(tmp)?;
     input.seek(SeekFrom::Start(0))?;
     // std::io::copy between files uses copy_file_range: the kernel copies (or reflinks).
-    let copied = std::io::copy(&mut (&mut *input).take(plan.keep), &mut out)?;
+    let copied = std::io::copy(&mut (&mut *input).take(plan.keep), out)?;
     if copied != plan.keep {
         return Err(std::io::Error::new(
             std::io::ErrorKind::UnexpectedEof,

@@ -2,6 +2,8 @@
 //! fixtures compiled at test time, and the reference kernel.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod compare;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -174,8 +176,90 @@ fn reference_input(env: &str, name: &str, fetch: &str) -> Option<PathBuf> {
         "reference input missing at {}: run {fetch}",
         path.display()
     );
-    eprintln!("SKIP: {} not found (run {fetch})", path.display());
+    record_skip(&format!(
+        "{name}: {} not found (run {fetch})",
+        path.display()
+    ));
     None
+}
+
+/// Where [`record_skip`] lists what could not be checked; scripts/test.sh empties it before a run and
+/// prints it after.
+pub fn skip_list() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("skipped.txt")
+}
+
+/// Says that a check could not run, and why (`line`: what, then why): on stderr (which the
+/// harness only shows for a failing test) and as a line of [`skip_list`], so that the end of
+/// scripts/test.sh lists it.
+pub fn record_skip(line: &str) {
+    use std::io::Write;
+    let line = format!("{}: {line}\n", env!("CARGO_CRATE_NAME"));
+    eprint!("SKIP {line}");
+    // One write with O_APPEND: lines from tests running in parallel do not interleave.
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(skip_list())
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        panic!("cannot record a skip in {}: {e}", skip_list().display());
+    }
+}
+
+/// The build ID of the pinned reference image (Debian linux-image-6.1.0-57-cloud-amd64-dbg),
+/// the one tests/data's pahole HEAD outputs were made from; scripts/fetch-kernel.sh checks
+/// the same value.
+pub const PINNED_BUILD_ID: &str = "01d2640d3a13145ee314eb05b155f141b7b7058b";
+
+/// The GNU build ID of an ELF file, in hex.
+pub fn build_id(path: &Path) -> Option<String> {
+    use object::Object;
+    let file = std::fs::File::open(path).ok()?;
+    // SAFETY: the reference inputs are not modified while the tests run.
+    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    let elf = object::File::parse(&*map).ok()?;
+    let id = elf.build_id().ok()??;
+    Some(id.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Whether a reference input that is there is the pinned image: when it is not (a fallback
+/// kernel, see scripts/fetch-kernel.sh), the checks against pahole HEAD's output for the
+/// pinned image skip, saying so — unless DWARF2BTF_REQUIRE_PINNED=1 (scripts/test.sh sets it
+/// when the pinned package was fetched), where that is a failure.
+fn pinned(what: &str, input: &Path, found: Option<String>) -> bool {
+    if found.as_deref() == Some(PINNED_BUILD_ID) {
+        return true;
+    }
+    let why = format!(
+        "needs pahole HEAD's output for the pinned image (build ID {PINNED_BUILD_ID}), and {} has build ID {}",
+        input.display(),
+        found.as_deref().unwrap_or("none")
+    );
+    assert!(
+        std::env::var("DWARF2BTF_REQUIRE_PINNED").as_deref() != Ok("1"),
+        "{what}: {why}, and DWARF2BTF_REQUIRE_PINNED=1"
+    );
+    record_skip(&format!("{what}: {why}"));
+    false
+}
+
+/// The reference vmlinux, if it is the pinned image tests/data describes (see [`pinned`]).
+pub fn pinned_vmlinux(what: &str) -> Option<PathBuf> {
+    static ID: OnceLock<Option<String>> = OnceLock::new();
+    let path = vmlinux()?;
+    let id = ID.get_or_init(|| build_id(&path)).clone();
+    pinned(what, &path, id).then_some(path)
+}
+
+/// The reference modules, if they come from the pinned image's package: scripts/fetch-kernel.sh
+/// stamps an unpacked tree with the build ID of the vmlinux in the same package.
+pub fn pinned_modules(what: &str) -> Option<PathBuf> {
+    let path = modules()?;
+    let id = std::fs::read_to_string(path.join(".unpacked"))
+        .ok()
+        .map(|s| s.trim().to_string());
+    pinned(what, &path, id).then_some(path)
 }
 
 /// The reference vmlinux.
@@ -288,6 +372,95 @@ pub fn oracle_skipped() -> PathBuf {
     data("vmlinux-6.1.0-57-cloud-amd64.pahole-head.skipped.txt")
 }
 
+/// The function table line and the owners-per-function line of `--stats`.
+#[derive(Debug, PartialEq)]
+pub struct TableCounters {
+    pub saved: u64,
+    pub folds: u64,
+    pub per_owner: Vec<u64>,
+    pub held: u64,
+    /// (owners, functions)
+    pub lengths: Vec<(u64, u64)>,
+    /// CUs in the input, from `-V`'s summary line when the run had `-V`.
+    pub cus: Option<u64>,
+}
+
+impl TableCounters {
+    pub fn parse(o: &std::process::Output) -> Self {
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let line = |prefix: &str| -> String {
+            stderr
+                .lines()
+                .find(|l| l.starts_with(prefix))
+                .unwrap_or_else(|| panic!("no '{prefix}' line in {stderr}"))
+                .to_string()
+        };
+        let table = line("function table (");
+        let number_before = |what: &str| -> u64 {
+            let end = table
+                .find(what)
+                .unwrap_or_else(|| panic!("{what}: {table}"));
+            let start = table[..end].rfind([' ', ',', ':']).map_or(0, |i| i + 1);
+            table[start..end].trim().parse().expect(what)
+        };
+        let per_owner = table
+            .split("(per owner: ")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .expect("per owner")
+            .split(' ')
+            .map(|n| n.parse().expect("per-owner count"))
+            .collect();
+        let lengths = line("owners per function: ")
+            .trim_start_matches("owners per function: ")
+            .split(", ")
+            .map(|pair| {
+                let (len, n) = pair.split_once(": ").expect("owners: functions");
+                (len.parse().unwrap(), n.parse().unwrap())
+            })
+            .collect();
+        TableCounters {
+            saved: number_before(" instances saved"),
+            folds: number_before(" per-owner folds"),
+            per_owner,
+            held: number_before(" instances held"),
+            lengths,
+            cus: stderr.lines().find_map(|l| {
+                l.strip_prefix("dwarf2btf: ")?
+                    .split_once(" CUs (")?
+                    .0
+                    .parse()
+                    .ok()
+            }),
+        }
+    }
+
+    /// Workers (table owners) a run with `jobs` has: one per batch of 16 CUs at most
+    /// (src/pipeline.rs's BATCH_CUS), given the CU count of a `-V` run.
+    pub fn owners(jobs: u64, cus: u64) -> usize {
+        jobs.min(cus.div_ceil(16)).max(1) as usize
+    }
+
+    /// Checks what must hold whatever the design and -j: `owners` per-owner counts adding up
+    /// to the folds, as many folds as the owners-per-function histogram says, and no more
+    /// instances held than saved.
+    pub fn check(&self, owners: usize) {
+        assert_eq!(self.per_owner.len(), owners, "{self:?}");
+        assert_eq!(self.per_owner.iter().sum::<u64>(), self.folds, "{self:?}");
+        let folds: u64 = self.lengths.iter().map(|(len, n)| len * n).sum();
+        assert_eq!(folds, self.folds, "{self:?}");
+        assert!(
+            self.held <= self.saved && self.held >= self.functions(),
+            "{self:?}"
+        );
+    }
+
+    /// Functions with at least one instance.
+    pub fn functions(&self) -> u64 {
+        self.lengths.iter().map(|(_, n)| n).sum()
+    }
+}
+
 /// stdout and stderr of an output, for assertion messages.
 pub fn text(out: &Output) -> String {
     format!(
@@ -325,14 +498,14 @@ pub fn kernel_refused(errno: i32, what: &str) -> bool {
     true
 }
 
-/// Says that a test skips the kernel's check and why — or, under DWARF2BTF_REQUIRE_KERNEL=1
-/// (scripts/test.sh as root), fails with that reason.
+/// Says that a test skips the kernel's check and why (see [`record_skip`]) — or, under
+/// DWARF2BTF_REQUIRE_KERNEL=1 (scripts/test.sh as root), fails with that reason.
 pub fn skip(why: &str) {
     assert!(
         std::env::var("DWARF2BTF_REQUIRE_KERNEL").as_deref() != Ok("1"),
         "{why}, and DWARF2BTF_REQUIRE_KERNEL=1 requires the kernel's check"
     );
-    eprintln!("SKIP {why}");
+    record_skip(why);
 }
 
 /// A copy of raw BTF (host byte order) whose first STRUCT member points at a type id past

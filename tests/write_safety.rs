@@ -1,0 +1,371 @@
+//! Output writes that cannot lose data (src/output): when a write fails — a full file system,
+//! the file size limit, a read-only directory — or the process is killed while writing, the
+//! input (for `-J FILE`) and an existing detached output are byte-identical to what they
+//! were, the error is one line with a non-zero exit, and no temporary file is left (after
+//! SIGKILL one may be, named `.NAME.btf.PID`: nothing can remove it then).
+
+mod common;
+
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// A tmpfs mounted for one test, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// Mounts a tmpfs of `size` bytes on a fresh scratch directory `name`; `None` (a visible
+    /// skip) when mounting is not permitted here.
+    fn mount(what: &str, name: &str, size: usize) -> Option<Tmpfs> {
+        let dir = scratch(name);
+        let _ = Command::new("umount").arg(&dir).output();
+        let o = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&dir)
+            .output();
+        match o {
+            Ok(o) if o.status.success() => Some(Tmpfs(dir)),
+            Ok(o) => {
+                record_skip(&format!(
+                    "{what}: cannot mount a tmpfs: {}",
+                    text(&o).trim()
+                ));
+                None
+            }
+            Err(e) => {
+                record_skip(&format!("{what}: cannot run mount: {e}"));
+                None
+            }
+        }
+    }
+
+    fn remount_read_only(&self) {
+        run_ok(
+            Command::new("mount")
+                .args(["-o", "remount,ro"])
+                .arg(&self.0),
+        );
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).output();
+    }
+}
+
+/// The files in `dir` whose names start with a dot: the temporary files.
+fn temp_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect()
+}
+
+/// A failed run: exit 1, one `dwarf2btf: ` line on stderr containing `expect`; returns it.
+fn one_error_line(o: &Output, expect: &str) -> String {
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("dwarf2btf: "), "{stderr}");
+    assert!(stderr.contains(expect), "expected '{expect}' in: {stderr}");
+    stderr
+}
+
+/// The fixture every test here writes from.
+fn input_bytes() -> Vec<u8> {
+    let fx = fixtures().iter().find(|f| f.name == "gcc-O2-g").unwrap();
+    std::fs::read(&fx.path).unwrap()
+}
+
+/// `-J FILE` in place and `--btf_encode_detached=OUT` over an existing OUT, in `dir`, both
+/// failing with `expect`; then the input and OUT are unchanged and no temporary file is left.
+/// `wrap` runs the command (through a shell that sets a limit, say).
+fn check_failed_writes(dir: &Path, expect: &str, wrap: &dyn Fn(&mut Command) -> Output) {
+    let input = dir.join("input.o");
+    let out = dir.join("out.btf");
+    let before = std::fs::read(&input).unwrap();
+    let old_out = std::fs::read(&out).unwrap();
+    let in_place = wrap(Command::new(bin()).arg("-J").arg(&input));
+    let line = one_error_line(&in_place, expect);
+    assert!(line.contains(&input.display().to_string()), "{line}");
+    let detached = wrap(
+        Command::new(bin())
+            .arg("-J")
+            .arg(format!("--btf_encode_detached={}", out.display()))
+            .arg(&input),
+    );
+    let line = one_error_line(&detached, expect);
+    assert!(line.contains(&out.display().to_string()), "{line}");
+    assert!(
+        std::fs::read(&input).unwrap() == before,
+        "the input was modified"
+    );
+    assert!(
+        std::fs::read(&out).unwrap() == old_out,
+        "the existing output was modified"
+    );
+    assert_eq!(
+        temp_files(dir),
+        Vec::<String>::new(),
+        "temporary files left"
+    );
+}
+
+/// The input and an old output in `dir`.
+fn populate(dir: &Path) {
+    std::fs::write(dir.join("input.o"), input_bytes()).unwrap();
+    std::fs::write(dir.join("out.btf"), b"an older output, to be kept\n").unwrap();
+}
+
+/// A full file system (a tmpfs filled up): ENOSPC while writing the temporary file.
+#[test]
+fn full_file_system() {
+    let what = "full_file_system";
+    let Some(fs) = Tmpfs::mount(what, "write_full", 256 << 10) else {
+        return;
+    };
+    populate(&fs.0);
+    // Fill what is left.
+    let mut filler = std::fs::File::create(fs.0.join("filler")).unwrap();
+    let block = vec![0u8; 4096];
+    while filler.write_all(&block).is_ok() {}
+    drop(filler);
+    check_failed_writes(&fs.0, "No space left on device", &|c| run(c));
+}
+
+/// The file size limit (RLIMIT_FSIZE, `ulimit -f`) below what the output needs, with
+/// SIGXFSZ ignored as a build system may: EFBIG while writing the temporary file.
+#[test]
+fn file_size_limit() {
+    let dir = scratch("write_fsize");
+    for f in temp_files(&dir) {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    populate(&dir);
+    // In 1024-byte blocks: the raw BTF (several KB) and the rewritten input do not fit.
+    check_failed_writes(&dir, "File too large", &|c| {
+        let program = c.get_program().to_owned();
+        let args: Vec<_> = c.get_args().map(|a| a.to_owned()).collect();
+        run(Command::new("bash")
+            .args(["-c", "trap '' XFSZ; ulimit -f 2; exec \"$@\"", "bash"])
+            .arg(program)
+            .args(args))
+    });
+}
+
+/// A read-only directory (a read-only tmpfs: root writes through mode bits): no temporary file
+/// can be created.
+#[test]
+fn read_only_directory() {
+    let what = "read_only_directory";
+    let Some(fs) = Tmpfs::mount(what, "write_ro", 1 << 20) else {
+        return;
+    };
+    populate(&fs.0);
+    fs.remount_read_only();
+    check_failed_writes(&fs.0, "Read-only file system", &|c| run(c));
+}
+
+/// SIGKILL at different moments after the temporary file appeared, on an input padded to
+/// 64 MB (so that writing takes a while): the input is always either byte-identical to the
+/// original or the complete new file — never anything in between — and what may be left
+/// beside it is only a file named as a temporary file.
+#[test]
+fn killed_while_writing() {
+    let dir = scratch("write_killed");
+    let pad = dir.join("pad");
+    std::fs::write(&pad, vec![0x5au8; 64 << 20]).unwrap();
+    let original_path = dir.join("original.o");
+    let fx = fixtures().iter().find(|f| f.name == "gcc-O2-g").unwrap();
+    run_ok(
+        Command::new(tool("objcopy"))
+            .arg(format!("--add-section=.pad={}", pad.display()))
+            .arg(&fx.path)
+            .arg(&original_path),
+    );
+    std::fs::remove_file(&pad).unwrap();
+    let original = std::fs::read(&original_path).unwrap();
+    // The complete result, for comparison.
+    let work = scratch("write_killed_run");
+    let target = work.join("big.o");
+    std::fs::write(&target, &original).unwrap();
+    run_ok(Command::new(bin()).arg("-J").arg(&target));
+    let complete = std::fs::read(&target).unwrap();
+    assert!(complete != original);
+
+    let mut killed_while_writing = 0;
+    for delay_us in [0u64, 200, 1_000, 5_000, 20_000, 50_000, 100_000] {
+        std::fs::write(&target, &original).unwrap();
+        let mut child = Command::new(bin()).arg("-J").arg(&target).spawn().unwrap();
+        let tmp_prefix = ".big.o.btf.";
+        let start = Instant::now();
+        // Wait for the temporary file, then kill after the delay.
+        loop {
+            if !temp_files(&work).is_empty() {
+                break;
+            }
+            if child.try_wait().unwrap().is_some() || start.elapsed() > Duration::from_secs(60) {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        std::thread::sleep(Duration::from_micros(delay_us));
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        let after = std::fs::read(&target).unwrap();
+        let leftovers = temp_files(&work);
+        if status.signal() == Some(9) {
+            assert!(
+                after == original || after == complete,
+                "killed {delay_us} us after the temporary file appeared: the input is neither the original nor the result"
+            );
+            if after == original {
+                killed_while_writing += 1;
+            }
+            for name in &leftovers {
+                assert!(name.starts_with(tmp_prefix), "{name} left after SIGKILL");
+                std::fs::remove_file(work.join(name)).unwrap();
+            }
+        } else {
+            assert!(status.success(), "{status}");
+            assert!(after == complete, "a finished run left something else");
+            assert_eq!(leftovers, Vec::<String>::new());
+        }
+    }
+    assert!(
+        killed_while_writing >= 2,
+        "only {killed_while_writing} runs were killed while writing: the check proved little"
+    );
+}
+
+/// What `strace` saw of one run: the calls that make a write durable, in order.
+fn traced(what: &str, dir: &Path, args: &[&std::ffi::OsStr]) -> Option<Vec<String>> {
+    let log = dir.join("strace.log");
+    let o = run(Command::new(tool("strace"))
+        .args(["-f", "-s", "4096", "-o"])
+        .arg(&log)
+        .args([
+            "-e",
+            "trace=openat,fchmod,fsync,fdatasync,rename,renameat,renameat2",
+        ])
+        .arg(bin())
+        .args(args));
+    if !o.status.success() && text(&o).contains("Operation not permitted") {
+        record_skip(&format!(
+            "{what}: strace is not permitted here: {}",
+            text(&o).trim()
+        ));
+        return None;
+    }
+    assert!(o.status.success(), "{}", text(&o));
+    // "PID call(args) = result", without the PID; a call another thread interrupted comes as
+    // "PID call(args <unfinished ...>" and later "PID <... call resumed>rest": joined.
+    let mut lines = Vec::new();
+    let mut pending: std::collections::HashMap<String, String> = Default::default();
+    for l in std::fs::read_to_string(&log).unwrap().lines() {
+        let (pid, call) = l.split_once(' ').unwrap_or(("", l));
+        let call = call.trim_start();
+        if let Some(head) = call.strip_suffix(" <unfinished ...>") {
+            pending.insert(pid.to_string(), head.to_string());
+        } else if let Some(rest) = call.strip_prefix("<... ") {
+            let rest = rest.split_once(" resumed>").map_or(rest, |(_, r)| r);
+            let head = pending.remove(pid).unwrap_or_default();
+            lines.push(format!("{head}{rest}"));
+        } else {
+            lines.push(call.to_string());
+        }
+    }
+    std::fs::remove_file(&log).unwrap();
+    Some(lines)
+}
+
+/// Checks the order in `calls`: the temporary file (whose name contains `tmp_marker`) is
+/// created exclusively, given `mode` if any, flushed, renamed over `target`, and then the
+/// directory is opened and flushed.
+fn check_durable_order(calls: &[String], tmp_marker: &str, target: &Path, mode: Option<&str>) {
+    let find = |from: usize, pred: &dyn Fn(&str) -> bool, what: &str| -> usize {
+        calls[from..]
+            .iter()
+            .position(|l| pred(l))
+            .map(|i| from + i)
+            .unwrap_or_else(|| panic!("no {what} after call {from}:\n{}", calls.join("\n")))
+    };
+    let fd_of = |line: &str| line.rsplit("= ").next().unwrap().trim().to_string();
+    let open = find(
+        0,
+        &|l| l.starts_with("openat(") && l.contains(tmp_marker),
+        "temporary file",
+    );
+    assert!(calls[open].contains("O_EXCL"), "{}", calls[open]);
+    let fd = fd_of(&calls[open]);
+    let mut at = open;
+    if let Some(mode) = mode {
+        // strace shows the file type bits too (0100751).
+        let call = format!("fchmod({fd}, ");
+        let bits = format!("{mode})");
+        at = find(at, &|l| l.starts_with(&call) && l.contains(&bits), "fchmod");
+    }
+    let sync = find(
+        at,
+        &|l| l.starts_with(&format!("fsync({fd})")),
+        "fsync of the file",
+    );
+    let target = format!("\"{}\"", target.display());
+    let rename = find(
+        sync,
+        &|l| l.starts_with("rename") && l.contains(tmp_marker) && l.contains(&target),
+        "rename",
+    );
+    let dir = format!(
+        "\"{}\"",
+        target.trim_matches('"').rsplit_once('/').unwrap().0
+    );
+    let open_dir = find(
+        rename,
+        &|l| l.starts_with("openat(") && l.contains(&format!("{dir},")),
+        "opening the directory",
+    );
+    let dir_fd = fd_of(&calls[open_dir]);
+    find(
+        open_dir,
+        &|l| l.starts_with(&format!("fsync({dir_fd})")),
+        "fsync of the directory",
+    );
+}
+
+/// The system calls of a write in place and of a detached write over an existing file: the
+/// temporary file is flushed before the rename, the directory after it, and the mode kept.
+#[test]
+fn writes_are_flushed_before_and_after_the_rename() {
+    use std::os::unix::fs::PermissionsExt;
+    let what = "writes_are_flushed_before_and_after_the_rename";
+    let dir = scratch("write_strace");
+    let input = dir.join("input.o");
+    std::fs::write(&input, input_bytes()).unwrap();
+    std::fs::set_permissions(&input, std::fs::Permissions::from_mode(0o751)).unwrap();
+    let Some(calls) = traced(what, &dir, &["-J".as_ref(), input.as_os_str()]) else {
+        return;
+    };
+    check_durable_order(&calls, "/.input.o.btf.", &input, Some("751"));
+
+    let out = dir.join("out.btf");
+    std::fs::write(&out, b"old").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let detached = format!("--btf_encode_detached={}", out.display());
+    let Some(calls) = traced(
+        what,
+        &dir,
+        &["-J".as_ref(), detached.as_ref(), input.as_os_str()],
+    ) else {
+        return;
+    };
+    check_durable_order(&calls, "/.out.btf.tmp.", &out, Some("640"));
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o640, "the detached output's mode was not kept");
+}
