@@ -88,6 +88,63 @@ fn section_range(path: &Path, name: &str) -> (usize, usize) {
     (off, size)
 }
 
+/// The file offset of the ELF64 section header of `name`.
+fn section_header_at(path: &Path, bytes: &[u8], name: &str) -> usize {
+    let out = run_ok(Command::new(tool("readelf")).args(["-S", "-W"]).arg(path));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let index: usize = text
+        .lines()
+        .find(|l| l.split_whitespace().any(|w| w == name))
+        .and_then(|l| l.split('[').nth(1)?.split(']').next()?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {}", path.display()));
+    let shoff = u64::from_le_bytes(bytes[0x28..0x30].try_into().unwrap()) as usize;
+    let shentsize = u16::from_le_bytes(bytes[0x3a..0x3c].try_into().unwrap()) as usize;
+    shoff + index * shentsize
+}
+
+/// A section header claiming 4 GiB in a file of a few KiB.
+#[test]
+fn section_larger_than_the_file() {
+    let fx = fixtures().iter().find(|f| f.name == "gcc-shared").unwrap();
+    let mut bytes = std::fs::read(&fx.path).unwrap();
+    let sh = section_header_at(&fx.path, &bytes, ".debug_info");
+    bytes[sh + 32..sh + 40].copy_from_slice(&(1u64 << 32).to_le_bytes()); // sh_size
+    let p = scratch("bad_bigsection").join("bigsection.so");
+    std::fs::write(&p, &bytes).unwrap();
+    assert_clean_failure(
+        &p,
+        "section .debug_info: its offset and size lie outside the file",
+    );
+}
+
+/// A compressed `.debug_info` whose header promises 1 TiB: refused, not allocated.
+#[test]
+fn compressed_section_claiming_a_terabyte() {
+    let fx = fixtures().iter().find(|f| f.name == "gcc-shared").unwrap();
+    let dir = scratch("bad_zbomb");
+    let z = dir.join("compressed.so");
+    run_ok(
+        Command::new(tool("objcopy"))
+            .arg("--compress-debug-sections=zlib")
+            .arg(&fx.path)
+            .arg(&z),
+    );
+    let mut bytes = std::fs::read(&z).unwrap();
+    let (off, _) = section_range(&z, ".debug_info");
+    // Elf64_Chdr: ch_type (1 = zlib), ch_reserved, then ch_size.
+    assert_eq!(
+        u32::from_le_bytes(bytes[off..off + 4].try_into().unwrap()),
+        1
+    );
+    bytes[off + 8..off + 16].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let p = dir.join("bomb.so");
+    std::fs::write(&p, &bytes).unwrap();
+    assert_clean_failure(
+        &p,
+        "section .debug_info: Uncompressed data allocation failed",
+    );
+}
+
 #[test]
 fn garbage_in_debug_info() {
     let fx = fixtures().iter().find(|f| f.name == "gcc-shared").unwrap();

@@ -177,7 +177,14 @@ impl<'a> Elf<'a> {
         let data = sec.uncompressed_data().map_err(|e| Error::BadSection {
             path: self.path.to_path_buf(),
             section: name.to_string(),
-            reason: e.to_string(),
+            // object reads every section through its compression path, so a plain section
+            // that lies outside the file is reported as "compressed data": say what it is.
+            reason: match sec.compressed_file_range() {
+                Ok(r) if r.format == object::CompressionFormat::None => {
+                    "its offset and size lie outside the file".to_string()
+                }
+                _ => e.to_string(),
+            },
         })?;
         Ok(Some(data))
     }
