@@ -12,7 +12,10 @@ mod fuzz;
 
 use std::path::Path;
 
-const TARGETS: [(&str, fn(&[u8])); 4] = [
+/// A fuzz target's name and body.
+type Target = (&'static str, fn(&[u8]));
+
+const TARGETS: [Target; 4] = [
     ("elf_pipeline", fuzz::elf_pipeline),
     ("btf_read_verify", fuzz::btf_read_verify),
     ("dedup_generated", fuzz::dedup_generated),

@@ -202,7 +202,7 @@ pub fn dedup_generated(data: &[u8]) {
         2 => (1, true),
         _ => (2, false),
     };
-    let (base, data) = generated(&mut src, (mode / 4) % 4 == 0);
+    let (base, data) = generated(&mut src, (mode / 4).is_multiple_of(4));
     let mut btf = read_all(&data, base.as_ref()).expect("generated BTF parses");
     dedup_all(&mut btf, threads, force);
 }
@@ -231,7 +231,7 @@ pub fn split_btf(data: &[u8]) {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
-    if mode % 2 == 0 {
+    if mode.is_multiple_of(2) {
         split_on(rest, fixed_base());
     } else {
         let (base, split) = generated(&mut Bytes::new(rest), true);
