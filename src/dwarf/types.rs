@@ -929,7 +929,7 @@ impl<'a> Walker<'a, '_> {
         }
         for &(idx, spec) in &self.specs {
             let from = self.res(spec);
-            let spec_name = self.out.entries.get(from as usize - 1).and_then(entry_name);
+            let spec_name = entry_by_id(&self.out.entries, from).and_then(entry_name);
             if let (Some(name), Some(spec_name)) =
                 (entry_name_mut(&mut self.out.entries[idx]), spec_name)
             {
@@ -941,7 +941,7 @@ impl<'a> Walker<'a, '_> {
         for &(idx, base) in &self.enum_signed {
             let base = self.res(base);
             let signed = matches!(
-                self.out.entries.get(base as usize - 1),
+                entry_by_id(&self.out.entries, base),
                 Some(Entry::Base { encoding, .. })
                     if *encoding == gimli::DW_ATE_signed.0 || *encoding == gimli::DW_ATE_signed_char.0
             );
@@ -1025,6 +1025,12 @@ fn drain_into<T>(scratch: &mut Vec<T>, start: usize, out: &mut Vec<T>) -> Range<
     let first = out.len() as u32;
     out.extend(scratch.drain(start..));
     first..out.len() as u32
+}
+
+/// The entry with small id `id`; `None` for void (0, also what an unresolvable reference
+/// becomes) and past the end.
+fn entry_by_id<'e, 'a>(entries: &'e [Entry<'a>], id: u32) -> Option<&'e Entry<'a>> {
+    entries.get((id as usize).checked_sub(1)?)
 }
 
 fn entry_name<'a>(e: &Entry<'a>) -> Option<&'a [u8]> {

@@ -238,7 +238,11 @@ impl<'a> Elf<'a> {
             RelocationTarget::Symbol(SymbolIndex(i)) => self
                 .file
                 .symbol_by_index(SymbolIndex(i))
-                .map(|s| s.address() + self.section_load_addr(s.section_index()))
+                // Relocation arithmetic is modulo 2^64, as with the addend below.
+                .map(|s| {
+                    s.address()
+                        .wrapping_add(self.section_load_addr(s.section_index()))
+                })
                 .map_err(|e| bad(e.to_string()))?,
             RelocationTarget::Section(SectionIndex(i)) => {
                 self.section_load_addr(Some(SectionIndex(i)))
@@ -247,8 +251,9 @@ impl<'a> Elf<'a> {
             _ => return Err(bad(format!("unsupported relocation target at {offset:#x}"))),
         };
         let at = offset as usize;
-        let slot = buf
-            .get_mut(at..at + size)
+        let slot = at
+            .checked_add(size)
+            .and_then(|end| buf.get_mut(at..end))
             .ok_or_else(|| bad(format!("relocation at {offset:#x} is out of bounds")))?;
         // SHT_REL (i386, 32-bit Arm) keeps the addend in the relocated field itself.
         let addend = if rel.has_implicit_addend() {

@@ -1,0 +1,240 @@
+//! The fuzz targets' bodies, one function per target (fuzz_targets/ only wraps them, and
+//! tests/fuzz_regressions.rs replays the inputs that once failed through them), with what they
+//! share: the fuzz input as a source of choices for the random BTF generator
+//! (tests/common/random_btf.rs, shared with the dedup differential test), and the checks run
+//! on any BTF a target gets hold of.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use dwarf2btf::btf::distill::distill_base;
+use dwarf2btf::btf::{canon, dump, read, verify, write, Btf};
+use dwarf2btf::config::{Config, Design, Features, Output};
+use dwarf2btf::dedup::{dedup, DedupOptions};
+use dwarf2btf::pipeline;
+use random_btf::{random_case, Source};
+
+#[path = "../../tests/common/random_btf.rs"]
+pub mod random_btf;
+
+/// The fuzz input read one byte per choice; once it runs out, an xorshift seeded by its length
+/// takes over, so that short inputs still make whole cases (deterministically).
+pub struct Bytes<'a> {
+    data: &'a [u8],
+    state: u64,
+}
+
+impl<'a> Bytes<'a> {
+    /// Choices from `data`.
+    pub fn new(data: &'a [u8]) -> Self {
+        Bytes {
+            data,
+            state: (data.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
+        }
+    }
+}
+
+impl random_btf::Source for Bytes<'_> {
+    fn next(&mut self) -> u64 {
+        if let Some((&b, rest)) = self.data.split_first() {
+            self.data = rest;
+            return u64::from(b);
+        }
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        self.state
+    }
+}
+
+/// Everything a reader of hostile BTF does with `data` (on `base` for split BTF): verify the
+/// bytes, parse, verify the parsed BTF, list it, compare it with itself, write it and parse
+/// that back (which must work). Returns the parsed BTF when it parsed.
+pub fn read_all(data: &[u8], base: Option<&Arc<Btf>>) -> Option<Btf> {
+    let _ = verify::verify_bytes(data, base);
+    let btf = read::parse(data, base.cloned()).ok()?;
+    let _ = verify::verify(&btf);
+    let _ = dump::dump(&btf, &mut std::io::sink());
+    let opts = canon::DiffOptions {
+        set: false,
+        categories: canon::Category::ALL.to_vec(),
+        max_shown: 20,
+        fold_fwd: true,
+    };
+    let _ = canon::diff(&btf, &btf, &opts);
+    let again = write::to_bytes(&btf);
+    read::parse(&again, base.cloned()).expect("written BTF parses back");
+    Some(btf)
+}
+
+/// Deduplicates `btf`; when that succeeds, the result must write and parse back, and is
+/// verified (problems allowed: the input need not have been valid). `threads` above 1 takes
+/// the threaded path, `force_collisions` the single-threaded one with every hash colliding.
+pub fn dedup_all(btf: &mut Btf, threads: usize, force_collisions: bool) -> bool {
+    let opts = DedupOptions {
+        threads,
+        force_collisions,
+    };
+    if dedup(btf, &opts).is_err() {
+        return false;
+    }
+    let bytes = write::to_bytes(btf);
+    let again = read::parse(&bytes, btf.base().cloned()).expect("deduplicated BTF parses back");
+    let _ = verify::verify(&again);
+    true
+}
+
+/// The small base BTF of the split targets (a C fixture's BTF).
+pub const BASE_BTF: &[u8] = include_bytes!("../base.btf");
+
+/// A base with its strings indexed, as `read::read_base` makes one.
+fn base_of(bytes: &[u8]) -> Arc<Btf> {
+    let mut btf = read::parse(bytes, None).expect("base parses");
+    btf.index_strings();
+    Arc::new(btf)
+}
+
+fn fixed_base() -> &'static Arc<Btf> {
+    static BASE: OnceLock<Arc<Btf>> = OnceLock::new();
+    BASE.get_or_init(|| base_of(BASE_BTF))
+}
+
+/// A generated case (split or not as `split` says), its base deduplicated by dwarf2btf.
+fn generated(src: &mut Bytes<'_>, split: bool) -> (Option<Arc<Btf>>, Vec<u8>) {
+    let (base, data) = random_case(src, Some(split), |raw| {
+        let mut btf = read::parse(raw, None).expect("generated base parses");
+        match dedup(&mut btf, &DedupOptions::default()) {
+            Ok(()) => write::to_bytes(&btf),
+            Err(_) => raw.to_vec(),
+        }
+    });
+    (base.map(|b| base_of(&b)), data)
+}
+
+// ---------------------------------------------------------------------------------------------
+// elf_pipeline
+
+/// The scratch directory, made once per process, holding the input and [`BASE_BTF`].
+fn scratch() -> &'static tempfile::TempDir {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        std::fs::write(dir.path().join("base.btf"), BASE_BTF).expect("the base is written");
+        dir
+    })
+}
+
+fn every_feature() -> Features {
+    Features {
+        encode_force: true,
+        var: true,
+        float: true,
+        decl_tag: true,
+        type_tag: true,
+        enum64: true,
+        optimized_func: true,
+        consistent_func: true,
+        decl_tag_kfuncs: true,
+        reproducible_build: true,
+        distilled_base: true,
+        global_var: true,
+        attributes: true,
+        true_signature: true,
+        layout: true,
+    }
+}
+
+fn encode(input: &Path, output: Output, base: Option<PathBuf>, features: Features) {
+    let config = Config {
+        input: input.to_path_buf(),
+        output,
+        base,
+        jobs: 1,
+        features,
+        lang_exclude: Vec::new(),
+        verbose: false,
+        no_dedup: false,
+        func_table: Design::Shared,
+    };
+    let _ = pipeline::run(&config);
+}
+
+/// Target `elf_pipeline`: the whole encoder on an arbitrary file, as `dwarf2btf` runs it (the
+/// input is written to a file, since the tool maps its input): once to a detached output
+/// with pahole's default features, once in place (`-J`, the file being a copy) with every
+/// feature on and [`BASE_BTF`] as base, so split encoding and the distilled base run too.
+pub fn elf_pipeline(data: &[u8]) {
+    let dir = scratch().path();
+    let input = dir.join("input.o");
+    std::fs::write(&input, data).expect("the input is written");
+    let detached = Output::Detached(dir.join("out.btf"));
+    encode(&input, detached, None, Features::default());
+    let base = Some(dir.join("base.btf"));
+    encode(&input, Output::InPlace, base, every_feature());
+}
+
+// ---------------------------------------------------------------------------------------------
+// btf_read_verify
+
+/// Target `btf_read_verify`: the BTF reader and `verify` on arbitrary bytes (raw BTF, or an
+/// ELF file whose `.BTF` section is read, as `dwarf2btf verify|dump|diff` do), then dump,
+/// self-diff, and write back.
+pub fn btf_read_verify(data: &[u8]) {
+    let Ok(bytes) = read::btf_bytes(Path::new("fuzz-input"), data) else {
+        return;
+    };
+    let _ = read::parse_header(&bytes);
+    read_all(&bytes, None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// dedup_generated
+
+/// Target `dedup_generated`: dedup on valid BTF. The input drives the random BTF generator,
+/// which only makes well-formed records referencing existing types, so nearly every input
+/// reaches the dedup proper. The first byte picks the dedup's mode (threads, forced hash
+/// collisions) and whether the case is split BTF.
+pub fn dedup_generated(data: &[u8]) {
+    let mut src = Bytes::new(data);
+    let mode = src.next();
+    let (threads, force) = match mode % 4 {
+        0 | 1 => (1, false),
+        2 => (1, true),
+        _ => (2, false),
+    };
+    let (base, data) = generated(&mut src, (mode / 4).is_multiple_of(4));
+    let mut btf = read_all(&data, base.as_ref()).expect("generated BTF parses");
+    dedup_all(&mut btf, threads, force);
+}
+
+// ---------------------------------------------------------------------------------------------
+// split_btf
+
+/// Split BTF on `base`: read and checked, deduplicated, its base distilled.
+fn split_on(data: &[u8], base: &Arc<Btf>) {
+    let Some(mut btf) = read_all(data, Some(base)) else {
+        return;
+    };
+    if dedup_all(&mut btf, 1, false) {
+        if let Ok((new_base, new_split)) = distill_base(&btf) {
+            let reread = base_of(&write::to_bytes(&new_base));
+            let _ = verify::verify_bytes(&write::to_bytes(&new_split), Some(&reread));
+        }
+    }
+}
+
+/// Target `split_btf`: split BTF on a base, as module encoding reads, checks and deduplicates
+/// it with `--btf_base`, then distils the base (`distilled_base`). The first byte picks the
+/// input: even, the rest is raw split BTF on [`BASE_BTF`]; odd, the rest drives the random
+/// BTF generator to make a base and a valid split BTF on it.
+pub fn split_btf(data: &[u8]) {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    if mode.is_multiple_of(2) {
+        split_on(rest, fixed_base());
+    } else {
+        let (base, split) = generated(&mut Bytes::new(rest), true);
+        split_on(&split, &base.expect("a split case has a base"));
+    }
+}
