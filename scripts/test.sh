@@ -41,6 +41,9 @@ report_skips() {
 trap report_skips EXIT
 
 cargo test --release --workspace
+# The fuzzers' crash inputs once more with overflow checks on (a debug build): the arithmetic
+# overflows they found wrap silently in release, so only this run could see them return.
+cargo test --test fuzz_regressions
 # loom models of the lock-free function table and the dedup hand-over (own target dir:
 # --cfg dwarf2btf_loom rebuilds everything)
 RUSTFLAGS="--cfg dwarf2btf_loom" CARGO_TARGET_DIR=target/loom cargo test --release -p loom-tests --tests
