@@ -87,6 +87,7 @@ use std::ops::Range;
 use gimli::{AttributeValue, DwTag, EntriesRaw, UnitOffset};
 
 use super::layout::Layout;
+pub use super::locations::ParamLoc;
 use super::locations::{Loc, Locations};
 use super::types::{Annot, CuTypes, DecodeError, Entry};
 use super::units::{Cu, R};
@@ -103,38 +104,6 @@ pub struct Param<'a> {
     pub ty: u32,
     /// What the location analysis found (not encoded; `dwarf2btf why` shows it).
     pub loc: ParamLoc,
-}
-
-/// Where a parameter arrives, as the location analysis saw it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ParamLoc {
-    /// It has a `DW_AT_location`.
-    pub has_loc: bool,
-    /// The DWARF register its location names ([`UNKNOWN_REG`]: none).
-    pub reg: i32,
-    /// It has a `DW_AT_const_value` (the compiler knows its value).
-    pub const_value: bool,
-    /// Its location is on the stack (`DW_OP_fbreg`).
-    pub stack: bool,
-    /// Too large for the argument registers: the caller passes it in memory.
-    pub in_memory: bool,
-    /// Counted as optimized out (feeds `optimized_parms` with `!has_loc`).
-    pub optimized: bool,
-    /// Not in the register the ABI puts it in (feeds `unexpected_reg`).
-    pub unexpected_reg: bool,
-}
-
-impl ParamLoc {
-    /// The location of the trailing vararg "parameter": none.
-    pub const VARARG: ParamLoc = ParamLoc {
-        has_loc: false,
-        reg: UNKNOWN_REG,
-        const_value: false,
-        stack: false,
-        in_memory: false,
-        optimized: false,
-        unexpected_reg: false,
-    };
 }
 
 /// What pahole knows about one `DW_TAG_subprogram` when it saves the function.

@@ -24,6 +24,7 @@ use gimli::AttributeValue;
 
 use super::expr::{breg_to_reg, is_breg, is_const, is_reg, parse_ops, reg_number, Op, OpSizes};
 use super::units::{Cu, R};
+use crate::input::arch::UNKNOWN_REG;
 
 /// A parameter's `DW_AT_location`, as libdw would walk it.
 #[derive(Clone, Copy, Debug)]
@@ -244,6 +245,38 @@ impl<'a, 'd> Locations<'a, 'd> {
         }
         facts
     }
+}
+
+/// Where a parameter arrives, as the location analysis saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamLoc {
+    /// It has a `DW_AT_location`.
+    pub has_loc: bool,
+    /// The DWARF register its location names ([`UNKNOWN_REG`]: none).
+    pub reg: i32,
+    /// It has a `DW_AT_const_value` (the compiler knows its value).
+    pub const_value: bool,
+    /// Its location is on the stack (`DW_OP_fbreg`).
+    pub stack: bool,
+    /// Too large for the argument registers: the caller passes it in memory.
+    pub in_memory: bool,
+    /// Counted as optimized out (feeds `optimized_parms` with `!has_loc`).
+    pub optimized: bool,
+    /// Not in the register the ABI puts it in (feeds `unexpected_reg`).
+    pub unexpected_reg: bool,
+}
+
+impl ParamLoc {
+    /// The location of the trailing vararg "parameter": none.
+    pub const VARARG: ParamLoc = ParamLoc {
+        has_loc: false,
+        reg: UNKNOWN_REG,
+        const_value: false,
+        stack: false,
+        in_memory: false,
+        optimized: false,
+        unexpected_reg: false,
+    };
 }
 
 #[cfg(test)]
