@@ -125,8 +125,7 @@ pub struct FunctionInfo<'a> {
     /// Exactly the parameters `btf_encoder__save_func` records, in order, the trailing vararg
     /// `{b"", 0}` included.
     pub params: Vec<Param<'a>>,
-    /// The formal parameters left out of `params` (with `reordered_parm`, those optimized or
-    /// without a location), in order.
+    /// Formal parameters left out of `params` (`reordered_parm`: optimized or no location).
     pub left_out: Vec<Param<'a>>,
     /// Every formal parameter has a name (`ftype__has_arg_names`; false → pahole skips it).
     pub has_arg_names: bool,
