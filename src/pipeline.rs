@@ -31,6 +31,7 @@ use crate::btf::{read, write, Btf};
 use crate::config::Design;
 use crate::config::{Config, Output};
 use crate::dedup::{dedup_timed, DedupOptions};
+use crate::dwarf::foreign::UnitIndex;
 use crate::dwarf::units::{unit_headers, DebugSections};
 use crate::encode::chunk::{Chunk, EncodeContext, FoundFunction};
 use crate::encode::concat::append_chunk;
@@ -195,7 +196,13 @@ pub fn encode(
         return Ok(None);
     };
     let dwarf = sections.dwarf();
-    let headers = unit_headers(&dwarf, path)?;
+    let units =
+        UnitIndex::new(&dwarf, unit_headers(&dwarf, path)?).map_err(|e| Error::BadDwarf {
+            path: path.to_path_buf(),
+            cu_offset: 0,
+            reason: format!("bad .debug_types unit header: {e}"),
+        })?;
+    let headers = units.headers();
     progress.cus(headers.len());
     // Reading 2,000 unit headers faults in their pages (and the kernel's fault-around, 64 KiB
     // each): give them back; each CU's pages come back while a worker reads it.
@@ -212,7 +219,8 @@ pub fn encode(
     let mut ctx = EncodeContext {
         path,
         dwarf: &dwarf,
-        headers: &headers,
+        headers,
+        units: &units,
         features: &config.features,
         lang_exclude: &config.lang_exclude,
         endian: elf.endian,

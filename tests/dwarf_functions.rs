@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use dwarf2btf::config::Features;
+use dwarf2btf::dwarf::foreign::UnitIndex;
 use dwarf2btf::dwarf::functions::decode_cu_functions;
 use dwarf2btf::dwarf::types::{decode_cu_types, CuTypes, Entry};
 use dwarf2btf::dwarf::units::{unit_headers, Cu, DebugSections};
@@ -89,9 +90,10 @@ fn decode(path: &Path, features: &Features) -> Vec<Func> {
     let dwarf = sections.dwarf();
     let little = elf.endian == dwarf2btf::btf::Endian::Little;
     let mut out = Vec::new();
-    for header in unit_headers(&dwarf, path).unwrap() {
+    let units = UnitIndex::new(&dwarf, unit_headers(&dwarf, path).unwrap()).unwrap();
+    for &header in units.headers() {
         let cu = Cu::new(&dwarf, header, little).unwrap();
-        let types = decode_cu_types(&dwarf, &cu, features).unwrap();
+        let types = decode_cu_types(&dwarf, &units, &cu, features).unwrap();
         let funcs = decode_cu_functions(&dwarf, &cu, &types, &arch, features)
             .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
         for f in funcs {
@@ -536,13 +538,14 @@ fn vmlinux_skip_reasons_match_pahole_head() {
     let start = std::time::Instant::now();
     let (mut nfuncs, mut ncus) = (0usize, 0usize);
     let mut in_functions = std::time::Duration::ZERO;
-    for header in unit_headers(&dwarf, &path).unwrap() {
+    let units = UnitIndex::new(&dwarf, unit_headers(&dwarf, &path).unwrap()).unwrap();
+    for &header in units.headers() {
         let cu = Cu::new(&dwarf, header, true).unwrap();
         if cu.language.is_some_and(|l| l == gimli::DW_LANG_Rust) {
             continue;
         }
         ncus += 1;
-        let types = decode_cu_types(&dwarf, &cu, &features).unwrap();
+        let types = decode_cu_types(&dwarf, &units, &cu, &features).unwrap();
         let t = std::time::Instant::now();
         let funcs = decode_cu_functions(&dwarf, &cu, &types, &arch, &features).unwrap();
         in_functions += t.elapsed();

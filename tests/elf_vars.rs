@@ -23,6 +23,7 @@ use std::sync::OnceLock;
 use common::*;
 use dwarf2btf::btf::{write, Btf, Kind};
 use dwarf2btf::config::Features;
+use dwarf2btf::dwarf::foreign::UnitIndex;
 use dwarf2btf::dwarf::types::decode_cu_types;
 use dwarf2btf::dwarf::units::{unit_headers, Cu, DebugSections};
 use dwarf2btf::dwarf::variables::decode_cu_variables;
@@ -273,9 +274,10 @@ fn encode_vars(path: &Path, features: &Features, out: &Path) -> (PathBuf, Vec<St
     let mut pending = Vec::new();
     let mut msgs = Vec::new();
     let little = elf.endian == dwarf2btf::btf::Endian::Little;
-    for header in unit_headers(&dwarf, path).unwrap() {
+    let units = UnitIndex::new(&dwarf, unit_headers(&dwarf, path).unwrap()).unwrap();
+    for &header in units.headers() {
         let cu = Cu::new(&dwarf, header, little).unwrap();
-        let types = decode_cu_types(&dwarf, &cu, features).unwrap();
+        let types = decode_cu_types(&dwarf, &units, &cu, features).unwrap();
         let role = match index_local {
             Some(_) => IndexRole::After,
             None if establishes_index(&types) => IndexRole::Establish,
@@ -764,12 +766,13 @@ fn kernel_percpu_vars_match_pahole_head() {
     let mut pending: Vec<PendingSecinfo> = Vec::new();
     // Type ids are not compared: only their count matters, to keep VAR ids plausible.
     let mut type_id_off = 0;
-    for header in unit_headers(&dwarf, &vmlinux).unwrap() {
+    let units = UnitIndex::new(&dwarf, unit_headers(&dwarf, &vmlinux).unwrap()).unwrap();
+    for &header in units.headers() {
         let cu = Cu::new(&dwarf, header, true).unwrap();
         if cu.language.is_some_and(|l| l.0 == 0x1c) {
             continue; // --lang_exclude=rust
         }
-        let types = decode_cu_types(&dwarf, &cu, &features).unwrap();
+        let types = decode_cu_types(&dwarf, &units, &cu, &features).unwrap();
         let vars = decode_cu_variables(&dwarf, &cu, &types, &features).unwrap();
         venc.encode_cu(&mut btf, &vars, type_id_off, &mut pending)
             .unwrap();

@@ -310,7 +310,7 @@ impl<'a, 'd> Decoder<'a, 'd> {
     ) -> Result<Option<u32>, DecodeError> {
         match v {
             AttributeValue::UnitRef(UnitOffset(o)) => Ok(u32::try_from(o).ok()),
-            AttributeValue::DebugInfoRef(o) if self.cu.range().contains(&o.0) => {
+            AttributeValue::DebugInfoRef(o) if self.cu.holds(o) => {
                 Ok(u32::try_from(o.0 - self.cu.offset).ok())
             }
             AttributeValue::DebugInfoRef(_) => Err(self.err(
@@ -324,6 +324,14 @@ impl<'a, 'd> Decoder<'a, 'd> {
                 format!("{what}: type-unit references (DW_FORM_ref_sig8) are not supported"),
             )),
             _ => Ok(None),
+        }
+    }
+
+    /// A `DW_AT_type`: a DIE of this CU, or a type of another unit the CU imported.
+    fn type_ref(&self, v: AttributeValue<R<'a>>, off: u32) -> Result<Option<u32>, DecodeError> {
+        match self.types.imported(&v) {
+            Some(local) => Ok(Some(local)),
+            None => self.unit_ref(v, off, "DW_AT_type"),
         }
     }
 
@@ -388,9 +396,7 @@ impl<'a, 'd> Decoder<'a, 'd> {
                     f.spec = self.unit_ref(attr.raw_value(), off, "DW_AT_specification")?
                 }
                 gimli::DW_AT_low_pc => f.addr = self.address(attr.raw_value()),
-                gimli::DW_AT_type => {
-                    f.ret_type = self.unit_ref(attr.raw_value(), off, "DW_AT_type")?
-                }
+                gimli::DW_AT_type => f.ret_type = self.type_ref(attr.raw_value(), off)?,
                 gimli::DW_AT_calling_convention => {
                     f.cc_nocall = numeric(attr.raw_value()) == DW_CC_NOCALL
                 }
@@ -497,9 +503,7 @@ impl<'a, 'd> Decoder<'a, 'd> {
             for attr in attrs.iter() {
                 match attr.name() {
                     gimli::DW_AT_name => pa.name = this.string(attr.raw_value()),
-                    gimli::DW_AT_type => {
-                        pa.own_type = this.unit_ref(attr.raw_value(), off, "DW_AT_type")?
-                    }
+                    gimli::DW_AT_type => pa.own_type = this.type_ref(attr.raw_value(), off)?,
                     gimli::DW_AT_abstract_origin => {
                         pa.has_origin_attr = true;
                         pa.origin =

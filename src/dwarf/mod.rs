@@ -7,6 +7,7 @@
 
 pub mod cycles;
 mod expr;
+pub mod foreign;
 pub mod functions;
 mod layout;
 mod locations;

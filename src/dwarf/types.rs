@@ -16,10 +16,14 @@
 //! for the `-V` notes.
 
 use std::ops::Range;
+use std::sync::Arc;
 
-use gimli::{AttributeValue, DwTag, UnitOffset};
+use gimli::{AttributeValue, DwTag, EntriesRaw, UnitOffset};
 use rustc_hash::FxHashMap;
 
+use super::foreign::{
+    describe, die_key, foreign_target, DieKey, Imports, Target, UnitIndex, IMPORTED,
+};
 use super::units::{Cu, R};
 use crate::btf::Kind;
 use crate::config::Features;
@@ -141,7 +145,7 @@ pub struct Annot<'a> {
 pub struct CuTypes<'a> {
     /// Entry `i` has small id `i + 1`.
     pub entries: Vec<Entry<'a>>,
-    /// Unit offset of each entry's DIE (for messages).
+    /// Each entry's DIE as a local reference value (for messages: [`CuTypes::die_offset`]).
     pub dies: Vec<u32>,
     /// Struct and union members, indexed by [`Entry::Composite`] ranges.
     pub members: Vec<Member<'a>>,
@@ -155,18 +159,38 @@ pub struct CuTypes<'a> {
     pub variables: Vec<u32>,
     /// Unit offsets of every `DW_TAG_subprogram` DIE, nested ones included, in DIE order.
     pub subprograms: Vec<u32>,
-    /// Small id of every type DIE by unit offset (unspecified types map to 0, void; atomic
-    /// types to the type they qualify).
+    /// Small id of every type DIE by local reference value: the unit offset of the CU's own
+    /// DIEs, an [`IMPORTED`] value for DIEs of other units (unspecified types map to 0, void;
+    /// atomic types to the type they qualify).
     pub offset_to_id: FxHashMap<u32, u32>,
-    /// Every `DW_TAG_atomic_type` DIE, in DIE order: its unit offset and the small id of the
-    /// unqualified type that replaces it (0 = void).
+    /// Every `DW_TAG_atomic_type` DIE, in DIE order: its local reference value and the small
+    /// id of the unqualified type that replaces it (0 = void).
     pub dropped_atomics: Vec<(u32, u32)>,
+    /// The DIEs of other units the CU references (`foreign.rs`), whose types follow its own.
+    pub imports: Imports,
 }
 
 impl CuTypes<'_> {
-    /// The small id of the type DIE at `unit_offset` (0, void, when it is not a type).
-    pub fn type_id_of(&self, unit_offset: u32) -> u32 {
-        self.offset_to_id.get(&unit_offset).copied().unwrap_or(0)
+    /// The small id of the type DIE with local reference value `local` (0, void, when it is
+    /// not a type).
+    pub fn type_id_of(&self, local: u32) -> u32 {
+        self.offset_to_id.get(&local).copied().unwrap_or(0)
+    }
+
+    /// The local reference value of a `DW_AT_type` that leaves the unit (`DW_FORM_ref_addr`,
+    /// `DW_FORM_ref_sig8`): the decoder imported every such type the CU references.
+    pub fn imported(&self, v: &AttributeValue<R<'_>>) -> Option<u32> {
+        self.imports.lookup_value(v)
+    }
+
+    /// The section offset of the DIE with local reference value `local` of a CU whose unit
+    /// starts at `die_base`, for messages.
+    pub fn die_offset(&self, local: u32, die_base: u64) -> u64 {
+        if local & IMPORTED != 0 {
+            describe(self.imports.key(local)).0
+        } else {
+            die_base + u64::from(local)
+        }
     }
 
     /// The type with small id `id` spelled roughly as in C (`int`, `struct s *`,
@@ -326,7 +350,15 @@ struct Frame<'a> {
 
 /// The decoder of one CU's types.
 struct Walker<'a, 'd> {
+    /// The CU being decoded.
     cu: &'d Cu<'a>,
+    /// The unit being walked when it is not `cu`: the one of an imported DIE.
+    foreign: Option<Arc<Cu<'a>>>,
+    /// Units of imported DIEs, by the key of their header.
+    foreign_units: FxHashMap<DieKey, Arc<Cu<'a>>>,
+    units: &'d UnitIndex<'a>,
+    /// Per abbreviation code of `cu`: 0 unknown, 1 has no cross-unit reference form, 2 has one.
+    abbrev_leaves_unit: Vec<u8>,
     dwarf: &'d gimli::Dwarf<R<'a>>,
     features: &'d Features,
     out: CuTypes<'a>,
@@ -347,14 +379,25 @@ struct Walker<'a, 'd> {
     frames: Vec<Frame<'a>>,
 }
 
-/// Decodes the types of one CU.
+/// Decodes the types of one CU, with those it imports from other units of `units`.
 pub fn decode_cu_types<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
+    units: &UnitIndex<'a>,
     cu: &Cu<'a>,
     features: &Features,
 ) -> Result<CuTypes<'a>, DecodeError> {
+    if cu.header.length_including_self() >= IMPORTED as usize {
+        return Err(DecodeError {
+            die_offset: cu.offset as u64,
+            reason: "the unit is larger than 1 GiB".into(),
+        });
+    }
     let mut w = Walker {
         cu,
+        foreign: None,
+        foreign_units: FxHashMap::default(),
+        units,
+        abbrev_leaves_unit: Vec::new(),
         dwarf,
         features,
         out: CuTypes::default(),
@@ -374,6 +417,7 @@ pub fn decode_cu_types<'a>(
         frames: Vec::new(),
     };
     w.walk()?;
+    w.import_foreign()?;
     w.resolve_atomics()?;
     w.resolve()?;
     Ok(w.out)
@@ -408,28 +452,105 @@ const DW_TAG_LLVM_ANNOTATION: DwTag = DwTag(0x6000);
 impl<'a> Walker<'a, '_> {
     fn walk(&mut self) -> Result<(), DecodeError> {
         let cu = self.cu;
-        let mut raw = cu.header.entries_raw(&cu.abbrevs, None)?;
+        let raw = cu.header.entries_raw(&cu.abbrevs, None)?;
+        self.walk_entries(raw, false)
+    }
+
+    /// Walks every imported DIE's subtree (imports can import more), each in its own unit.
+    fn import_foreign(&mut self) -> Result<(), DecodeError> {
+        let mut next = 0;
+        while let Some(i) = self.out.imports.next_unwalked(next) {
+            next = i + 1;
+            let key = self.out.imports.key_at(i);
+            let unit = self.foreign_unit(key)?;
+            let start = UnitOffset((describe(key).0 - unit.offset as u64) as usize);
+            self.foreign = Some(unit.clone());
+            let raw = unit.header.entries_raw(&unit.abbrevs, Some(start))?;
+            self.walk_entries(raw, true)?;
+        }
+        self.foreign = None;
+        Ok(())
+    }
+
+    /// The unit holding the imported DIE `key`, read once per CU.
+    fn foreign_unit(&mut self, key: DieKey) -> Result<Arc<Cu<'a>>, DecodeError> {
+        let (offset, section) = describe(key);
+        let Some(header) = self.units.unit_of(key) else {
+            return Err(DecodeError {
+                die_offset: offset,
+                reason: format!("a reference leads to {section}+{offset:#x}, which no unit holds"),
+            });
+        };
+        let unit_key = die_key(&header, header.offset().0);
+        if let Some(unit) = self.foreign_units.get(&unit_key) {
+            return Ok(unit.clone());
+        }
+        let unit = Arc::new(Cu::new(self.dwarf, header, self.cu.little_endian)?);
+        self.foreign_units.insert(unit_key, unit.clone());
+        Ok(unit)
+    }
+
+    /// The unit being walked.
+    fn unit(&self) -> &Cu<'a> {
+        self.foreign.as_deref().unwrap_or(self.cu)
+    }
+
+    /// Walks the CU (`subtree` false) or the subtree of one imported DIE (true), whose DIEs
+    /// are imported as they are met so that references to them resolve.
+    fn walk_entries(
+        &mut self,
+        mut raw: EntriesRaw<'_, R<'a>>,
+        subtree: bool,
+    ) -> Result<(), DecodeError> {
         let mut attrs_buf = Vec::new();
+        let mut first = true;
+        let mut skip_below: Option<isize> = None;
         while !raw.is_empty() {
             let depth = raw.next_depth();
-            let offset = raw.next_offset().0 as u32;
+            if subtree && !first && depth <= 0 {
+                break;
+            }
+            first = false;
+            let unit_offset = raw.next_offset().0;
             let Some(abbrev) = raw.read_abbreviation()? else {
                 continue;
             };
+            if skip_below.is_some_and(|d| depth > d) {
+                raw.skip_attributes(abbrev.attributes())?;
+                continue;
+            }
+            skip_below = None;
+            let offset = self.local_of_unit_offset(unit_offset)?;
+            if subtree && !self.out.imports.mark_walked(offset) {
+                // Walked already, as an import or inside an earlier one.
+                raw.skip_attributes(abbrev.attributes())?;
+                if abbrev.has_children() {
+                    skip_below = Some(depth);
+                }
+                continue;
+            }
             self.close_frames(depth)?;
             let tag = abbrev.tag();
             let in_proto = matches!(
                 self.frames.last().map(|f| &f.kind),
                 Some(FrameKind::FuncProto { .. })
             );
-            if tag == gimli::DW_TAG_subprogram {
-                self.out.subprograms.push(offset);
-            } else if tag == gimli::DW_TAG_variable && depth == 1 {
-                self.out.variables.push(offset);
+            if !subtree {
+                if tag == gimli::DW_TAG_subprogram {
+                    self.out.subprograms.push(offset);
+                } else if tag == gimli::DW_TAG_variable && depth == 1 {
+                    self.out.variables.push(offset);
+                }
             }
             let proto_param = in_proto && tag == gimli::DW_TAG_formal_parameter;
             if !(is_interesting(tag) || proto_param) {
-                raw.skip_attributes(abbrev.attributes())?;
+                if !subtree && self.leaves_unit(abbrev) {
+                    // Functions and variables read their DW_AT_type later: import it now.
+                    raw.read_attributes(abbrev.attributes(), &mut attrs_buf)?;
+                    self.import_types_of(&attrs_buf, offset)?;
+                } else {
+                    raw.skip_attributes(abbrev.attributes())?;
+                }
                 if abbrev.has_children() {
                     self.push_frame(depth, offset, FrameKind::Other, None, VOID, None);
                 }
@@ -443,33 +564,93 @@ impl<'a> Walker<'a, '_> {
         Ok(())
     }
 
+    /// Whether an abbreviation of the CU has an attribute form that can leave the unit.
+    fn leaves_unit(&mut self, abbrev: &gimli::Abbreviation) -> bool {
+        let code = abbrev.code() as usize;
+        if code >= self.abbrev_leaves_unit.len() {
+            if code > 1 << 16 {
+                return abbrev
+                    .attributes()
+                    .iter()
+                    .any(|a| form_leaves_unit(a.form()));
+            }
+            self.abbrev_leaves_unit.resize(code + 1, 0);
+        }
+        if self.abbrev_leaves_unit[code] == 0 {
+            let leaves = abbrev
+                .attributes()
+                .iter()
+                .any(|a| form_leaves_unit(a.form()));
+            self.abbrev_leaves_unit[code] = 1 + u8::from(leaves);
+        }
+        self.abbrev_leaves_unit[code] == 2
+    }
+
+    /// Imports the `DW_AT_type` of a DIE the type model does not read otherwise.
+    fn import_types_of(
+        &mut self,
+        attrs: &[gimli::Attribute<R<'a>>],
+        offset: u32,
+    ) -> Result<(), DecodeError> {
+        for attr in attrs {
+            if attr.name() == gimli::DW_AT_type {
+                self.unit_ref(attr.value(), offset)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The local reference value of the DIE at `unit_offset` of the unit being walked.
+    fn local_of_unit_offset(&mut self, unit_offset: usize) -> Result<u32, DecodeError> {
+        match &self.foreign {
+            None => Ok(unit_offset as u32),
+            Some(unit) => {
+                let key = die_key(&unit.header, unit.offset + unit_offset);
+                self.import(key)
+            }
+        }
+    }
+
+    /// The local reference value of DIE `key` of another unit, imported if it is not yet.
+    fn import(&mut self, key: DieKey) -> Result<u32, DecodeError> {
+        self.out.imports.local(key).ok_or_else(|| DecodeError {
+            die_offset: describe(key).0,
+            reason: "too many DIEs of other units are referenced from one CU".into(),
+        })
+    }
+
     fn err(&self, offset: u32, reason: impl Into<String>) -> DecodeError {
         DecodeError {
-            die_offset: self.cu.die_offset(UnitOffset(offset as usize)),
+            die_offset: self.out.die_offset(offset, self.cu.offset as u64),
             reason: reason.into(),
         }
     }
 
-    fn unit_ref(&self, v: AttributeValue<R<'a>>, offset: u32) -> Result<u32, DecodeError> {
+    /// A reference, as a local reference value: the unit offset of a DIE of the CU, or an
+    /// import of a DIE of another unit.
+    fn unit_ref(&mut self, v: AttributeValue<R<'a>>, offset: u32) -> Result<u32, DecodeError> {
         match v {
-            AttributeValue::UnitRef(UnitOffset(o)) => Ok(o as u32),
-            AttributeValue::DebugInfoRef(o) if self.cu.range().contains(&o.0) => {
+            AttributeValue::UnitRef(UnitOffset(o)) => self.local_of_unit_offset(o),
+            AttributeValue::DebugInfoRef(o) if self.cu.holds(o) => {
                 Ok((o.0 - self.cu.offset) as u32)
             }
-            AttributeValue::DebugInfoRef(_) => Err(self.err(
-                offset,
-                "cross-CU type reference (DW_FORM_ref_addr, LTO builds) is not supported",
-            )),
-            AttributeValue::DebugTypesRef(_) => Err(self.err(
-                offset,
-                "type-unit reference (DW_FORM_ref_sig8, .debug_types) is not supported",
-            )),
-            _ => Err(self.err(offset, "DW_AT_type is not a reference")),
+            v => match foreign_target(self.units, &v) {
+                Some(Target::Found(key)) => {
+                    let local = self.import(key)?;
+                    self.out.imports.note_value(&v, local);
+                    Ok(local)
+                }
+                Some(Target::UnknownSignature(sig)) => Err(self.err(
+                    offset,
+                    format!("DW_FORM_ref_sig8 {sig:#018x}: no type unit has this signature"),
+                )),
+                None => Err(self.err(offset, "DW_AT_type is not a reference")),
+            },
         }
     }
 
     fn read_attrs(
-        &self,
+        &mut self,
         buf: &[gimli::Attribute<R<'a>>],
         offset: u32,
     ) -> Result<Attrs<'a>, DecodeError> {
@@ -478,7 +659,7 @@ impl<'a> Walker<'a, '_> {
             match attr.name() {
                 gimli::DW_AT_name => {
                     a.name = self
-                        .cu
+                        .unit()
                         .string(self.dwarf, attr.value())
                         .map_err(|e| self.err(offset, format!("DW_AT_name: {e}")))?
                 }
@@ -505,7 +686,7 @@ impl<'a> Walker<'a, '_> {
                     | AttributeValue::DebugStrRef(_)
                     | AttributeValue::DebugLineStrRef(_)
                     | AttributeValue::DebugStrOffsetsIndex(_)) => {
-                        a.const_str = self.cu.string(self.dwarf, v).unwrap_or(b"")
+                        a.const_str = self.unit().string(self.dwarf, v).unwrap_or(b"")
                     }
                     v => a.const_value = udata(v).unwrap_or(0),
                 },
@@ -1062,6 +1243,14 @@ fn udata(v: AttributeValue<R<'_>>) -> Option<u64> {
         AttributeValue::Flag(f) => f as u64,
         _ => return None,
     })
+}
+
+/// Forms whose reference can lead out of the unit.
+fn form_leaves_unit(form: gimli::DwForm) -> bool {
+    matches!(
+        form,
+        gimli::DW_FORM_ref_addr | gimli::DW_FORM_ref_sig8 | gimli::DW_FORM_GNU_ref_alt
+    )
 }
 
 fn flag(v: AttributeValue<R<'_>>) -> bool {

@@ -29,6 +29,7 @@ pub struct DebugSections<'a> {
     addr: Cow<'a, [u8]>,
     loclists: Cow<'a, [u8]>,
     loc: Cow<'a, [u8]>,
+    types: Cow<'a, [u8]>,
     endian: RunTimeEndian,
 }
 
@@ -50,6 +51,7 @@ impl<'a> DebugSections<'a> {
             addr: get(".debug_addr")?,
             loclists: get(".debug_loclists")?,
             loc: get(".debug_loc")?,
+            types: get(".debug_types")?,
             endian: match elf.endian {
                 Endian::Little => RunTimeEndian::Little,
                 Endian::Big => RunTimeEndian::Big,
@@ -68,6 +70,7 @@ impl<'a> DebugSections<'a> {
             debug_line_str: gimli::DebugLineStr::from(r(&self.line_str)),
             debug_str_offsets: gimli::DebugStrOffsets::from(r(&self.str_offsets)),
             debug_addr: gimli::DebugAddr::from(r(&self.addr)),
+            debug_types: gimli::DebugTypes::from(r(&self.types)),
             locations: gimli::LocationLists::new(
                 gimli::DebugLoc::from(r(&self.loc)),
                 gimli::DebugLocLists::from(r(&self.loclists)),
@@ -212,7 +215,12 @@ impl<'a> Cu<'a> {
         (self.offset + off.0) as u64
     }
 
-    /// The byte range of this CU in `.debug_info`.
+    /// Whether the `.debug_info` DIE at `o` is in this unit.
+    pub fn holds(&self, o: gimli::DebugInfoOffset<usize>) -> bool {
+        self.header.section() == gimli::SectionId::DebugInfo && self.range().contains(&o.0)
+    }
+
+    /// The byte range of this unit in its section.
     pub fn range(&self) -> std::ops::Range<usize> {
         self.offset..self.offset + self.header.length_including_self()
     }

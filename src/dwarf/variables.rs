@@ -199,7 +199,7 @@ impl<'a> Decoder<'a, '_> {
         let (src_off, src) = src;
         let ty = match src.ty {
             None => 0,
-            Some(v) => match self.unit_ref(v) {
+            Some(v) => match self.types.imported(&v).or_else(|| self.unit_ref(v)) {
                 Some(t) => self.types.type_id_of(t),
                 None => {
                     return Err(self.err(
@@ -227,7 +227,7 @@ impl<'a> Decoder<'a, '_> {
     fn unit_ref(&self, v: AttributeValue<R<'a>>) -> Option<u32> {
         match v {
             AttributeValue::UnitRef(UnitOffset(o)) => u32::try_from(o).ok(),
-            AttributeValue::DebugInfoRef(o) if self.cu.range().contains(&o.0) => {
+            AttributeValue::DebugInfoRef(o) if self.cu.holds(o) => {
                 u32::try_from(o.0 - self.cu.offset).ok()
             }
             _ => None,
@@ -794,7 +794,9 @@ mod tests {
         let header = dwarf.units().next().unwrap().unwrap();
         let cu = Cu::new(&dwarf, header, true).unwrap();
         let features = Features::default();
-        let types = crate::dwarf::types::decode_cu_types(&dwarf, &cu, &features).unwrap();
+        let types =
+            crate::dwarf::types::decode_cu_types(&dwarf, &Default::default(), &cu, &features)
+                .unwrap();
         assert_eq!(types.variables.len(), 10);
         let vars = decode_cu_variables(&dwarf, &cu, &types, &features).unwrap();
         assert_eq!(vars.cu_name, b"t.c");
@@ -897,7 +899,9 @@ mod tests {
         let header = dwarf.units().next().unwrap().unwrap();
         let cu = Cu::new(&dwarf, header, true).unwrap();
         let features = Features::default();
-        let types = crate::dwarf::types::decode_cu_types(&dwarf, &cu, &features).unwrap();
+        let types =
+            crate::dwarf::types::decode_cu_types(&dwarf, &Default::default(), &cu, &features)
+                .unwrap();
         let vars = decode_cu_variables(&dwarf, &cu, &types, &features).unwrap();
         let got: Vec<_> = vars.vars.iter().map(|v| (v.name, v.addr, v.ty)).collect();
         assert_eq!(

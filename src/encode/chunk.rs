@@ -11,13 +11,14 @@
 use std::ops::Range;
 use std::path::Path;
 
-use gimli::{UnitHeader, UnitOffset};
+use gimli::UnitHeader;
 
 use super::types::{encode_cu_types, IndexRole};
 use super::variables::{PendingSecinfo, VarEncoder};
 use crate::btf::{Btf, Endian};
 use crate::config::Features;
 use crate::dwarf::cycles::find_type_cycle;
+use crate::dwarf::foreign::UnitIndex;
 use crate::dwarf::functions::{decode_cu_functions, FunctionInfo};
 use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError};
 use crate::dwarf::units::{Cu, R};
@@ -35,8 +36,12 @@ pub struct EncodeContext<'a, 'd> {
     pub path: &'d Path,
     /// The input's DWARF sections.
     pub dwarf: &'d gimli::Dwarf<R<'a>>,
-    /// Every CU header of `.debug_info`, in order; a CU's index is its position here.
+    /// Every unit header, `.debug_info`'s then `.debug_types`', in order; a CU's index is its
+    /// position here. Type units are encoded as CUs too (a type unit no CU references still
+    /// holds a type the program declared), and each CU imports the type units it references.
     pub headers: &'d [UnitHeader<R<'a>>],
+    /// Every unit, for references that leave a CU.
+    pub units: &'d UnitIndex<'a>,
     /// The BTF features on.
     pub features: &'d Features,
     /// DWARF language codes (`DW_LANG_*`) whose CUs are skipped.
@@ -157,7 +162,8 @@ impl<'a> EncodeContext<'a, '_> {
     }
 
     fn types(&self, cu: &Cu<'a>) -> Result<CuTypes<'a>> {
-        decode_cu_types(self.dwarf, cu, self.features).map_err(|e| self.dwarf_error(cu, e))
+        decode_cu_types(self.dwarf, self.units, cu, self.features)
+            .map_err(|e| self.dwarf_error(cu, e))
     }
 
     /// The ELF function a DWARF function is saved under, or why it is not saved.
@@ -227,7 +233,9 @@ impl<'a> EncodeContext<'a, '_> {
                 continue;
             }
             self.encode_cu(&mut chunk, &cu, i, chunk_index, found)?;
-            (self.release)(cu.range());
+            if cu.header.section() == gimli::SectionId::DebugInfo {
+                (self.release)(cu.range());
+            }
         }
         Ok(chunk)
     }
@@ -243,7 +251,7 @@ impl<'a> EncodeContext<'a, '_> {
         let mut times = WorkerTimes::default();
         let types = timed(&mut times.decode, || self.decode_types(cu, cu_index))?;
         if let Some(entry) = find_type_cycle(&types) {
-            let die_offset = cu.die_offset(UnitOffset(types.dies[entry] as usize));
+            let die_offset = types.die_offset(types.dies[entry], cu.offset as u64);
             let reason = "this type refers back to itself through typedefs, qualifiers, \
                           pointers, arrays or function types alone (no struct or union \
                           breaks the cycle): no C type can, and BTF forbids it";
@@ -262,7 +270,7 @@ impl<'a> EncodeContext<'a, '_> {
                     format!(
                         "atomic qualifier of {} dropped (DIE .debug_info+{:#x})",
                         types.c_name(id),
-                        cu.die_offset(UnitOffset(die as usize))
+                        types.die_offset(die, cu.offset as u64)
                     )
                 }));
         }

@@ -56,7 +56,7 @@ pub fn encode_cu_types(
     let off = btf.type_cnt() - 1;
     let xlate = |id: u32| if id == 0 { 0 } else { off + id };
     for (i, entry) in cu.entries.iter().enumerate() {
-        let die = die_base + cu.dies[i] as u64;
+        let die = cu.die_offset(cu.dies[i], die_base);
         if let Entry::Unsupported { tag } = entry {
             return Err(Error::Encode {
                 what: tag.static_string().unwrap_or("DW_TAG_?").to_string(),
