@@ -1,6 +1,8 @@
 //! References that leave their unit: `DW_FORM_ref_addr` into another unit of `.debug_info`
-//! (clang LTO, which shares types between CUs; dwz's partial units) and `DW_FORM_ref_sig8`
-//! into a type unit (`.debug_types` of DWARF 4 `-fdebug-types-section`, DWARF 5 type units).
+//! (clang LTO, which shares types between CUs; dwz's partial units), `DW_FORM_ref_sig8` into a
+//! type unit (`.debug_types` of DWARF 4 `-fdebug-types-section`, DWARF 5 type units),
+//! `DW_FORM_GNU_ref_alt` into the supplementary file of `dwz -m` (`.gnu_debugaltlink`), and
+//! `DW_TAG_imported_unit`, which includes a partial unit's DIEs in the unit that names it.
 //!
 //! pahole merges every CU into one when it meets a cross-CU reference, which costs it the
 //! memory of the whole program's DWARF at once. dwarf2btf keeps encoding one CU at a time: a
@@ -23,11 +25,15 @@ pub type DieKey = u64;
 
 /// Tags `.debug_types` offsets in a [`DieKey`] (`.debug_info` offsets carry no tag).
 const IN_DEBUG_TYPES: DieKey = 1 << 63;
+/// Tags offsets in the supplementary file's `.debug_info`.
+const IN_SUP: DieKey = 1 << 62;
 
-/// The key of the DIE at section offset `offset` of the section holding `header`.
-pub fn die_key(header: &UnitHeader<R<'_>>, offset: usize) -> DieKey {
-    match header.section() {
-        SectionId::DebugTypes => IN_DEBUG_TYPES | offset as u64,
+/// The key of the DIE at section offset `offset` of the section holding `header`, in the
+/// supplementary file when `sup`.
+pub fn die_key(header: &UnitHeader<R<'_>>, sup: bool, offset: usize) -> DieKey {
+    match (header.section(), sup) {
+        (SectionId::DebugTypes, _) => IN_DEBUG_TYPES | offset as u64,
+        (_, true) => IN_SUP | offset as u64,
         _ => offset as u64,
     }
 }
@@ -36,9 +42,16 @@ pub fn die_key(header: &UnitHeader<R<'_>>, offset: usize) -> DieKey {
 pub fn describe(key: DieKey) -> (u64, &'static str) {
     if key & IN_DEBUG_TYPES != 0 {
         (key & !IN_DEBUG_TYPES, ".debug_types")
+    } else if key & IN_SUP != 0 {
+        (key & !IN_SUP, "the supplementary file's .debug_info")
     } else {
         (key, ".debug_info")
     }
+}
+
+/// Whether DIE `key` is in the supplementary file.
+pub fn in_sup(key: DieKey) -> bool {
+    key & IN_SUP != 0
 }
 
 /// Every unit of the input, found by offset or by type signature.
@@ -48,6 +61,8 @@ pub struct UnitIndex<'a> {
     units: Vec<UnitHeader<R<'a>>>,
     /// Where the `.debug_types` units start in `units`.
     types_start: usize,
+    /// The supplementary file's units, sorted by offset.
+    sup_units: Vec<UnitHeader<R<'a>>>,
     /// Type signature → key of the type's DIE.
     signatures: FxHashMap<u64, DieKey>,
 }
@@ -65,6 +80,13 @@ impl<'a> UnitIndex<'a> {
         while let Some(header) = iter.next()? {
             units.push(header);
         }
+        let mut sup_units = Vec::new();
+        if let Some(sup) = dwarf.sup() {
+            let mut iter = sup.units();
+            while let Some(header) = iter.next()? {
+                sup_units.push(header);
+            }
+        }
         let mut signatures = FxHashMap::default();
         for h in &units {
             if let gimli::UnitType::Type {
@@ -72,12 +94,14 @@ impl<'a> UnitIndex<'a> {
                 type_offset,
             } = h.type_()
             {
-                signatures.insert(type_signature.0, die_key(h, h.offset().0 + type_offset.0));
+                let key = die_key(h, false, h.offset().0 + type_offset.0);
+                signatures.insert(type_signature.0, key);
             }
         }
         Ok(UnitIndex {
             units,
             types_start,
+            sup_units,
             signatures,
         })
     }
@@ -97,6 +121,8 @@ impl<'a> UnitIndex<'a> {
         let (offset, _) = describe(key);
         let part = if key & IN_DEBUG_TYPES != 0 {
             &self.units[self.types_start..]
+        } else if in_sup(key) {
+            &self.sup_units[..]
         } else {
             &self.units[..self.types_start]
         };
@@ -107,10 +133,17 @@ impl<'a> UnitIndex<'a> {
     }
 }
 
-/// The target of a reference out of its unit, `None` for any other value.
-pub fn foreign_target(index: &UnitIndex<'_>, v: &AttributeValue<R<'_>>) -> Option<Target> {
+/// The target of a reference out of its unit (of the supplementary file when `from_sup`),
+/// `None` for any other value.
+pub fn foreign_target(
+    index: &UnitIndex<'_>,
+    v: &AttributeValue<R<'_>>,
+    from_sup: bool,
+) -> Option<Target> {
     match *v {
+        AttributeValue::DebugInfoRef(o) if from_sup => Some(Target::Found(IN_SUP | o.0 as DieKey)),
         AttributeValue::DebugInfoRef(o) => Some(Target::Found(o.0 as DieKey)),
+        AttributeValue::DebugInfoRefSup(o) => Some(Target::Found(IN_SUP | o.0 as DieKey)),
         AttributeValue::DebugTypesRef(sig) => Some(
             index
                 .signature(sig)
@@ -170,12 +203,15 @@ impl Imports {
     /// The local reference value of a reference out of the unit, if the CU imported its DIE.
     pub fn lookup_value(&self, v: &AttributeValue<R<'_>>) -> Option<u32> {
         match *v {
-            AttributeValue::DebugInfoRef(o) => {
-                self.index.get(&(o.0 as DieKey)).map(|&i| IMPORTED | i)
-            }
+            AttributeValue::DebugInfoRef(o) => self.local_of(o.0 as DieKey),
+            AttributeValue::DebugInfoRefSup(o) => self.local_of(IN_SUP | o.0 as DieKey),
             AttributeValue::DebugTypesRef(sig) => self.by_signature.get(&sig.0).copied(),
             _ => None,
         }
+    }
+
+    fn local_of(&self, key: DieKey) -> Option<u32> {
+        self.index.get(&key).map(|&i| IMPORTED | i)
     }
 
     /// The DIE behind a local reference value that has [`IMPORTED`] set.

@@ -22,7 +22,7 @@ use gimli::{AttributeValue, DwTag, EntriesRaw, UnitOffset};
 use rustc_hash::FxHashMap;
 
 use super::foreign::{
-    describe, die_key, foreign_target, DieKey, Imports, Target, UnitIndex, IMPORTED,
+    describe, die_key, foreign_target, in_sup, DieKey, Imports, Target, UnitIndex, IMPORTED,
 };
 use super::units::{Cu, R};
 use crate::btf::Kind;
@@ -481,11 +481,12 @@ impl<'a> Walker<'a, '_> {
                 reason: format!("a reference leads to {section}+{offset:#x}, which no unit holds"),
             });
         };
-        let unit_key = die_key(&header, header.offset().0);
+        let sup = in_sup(key);
+        let unit_key = die_key(&header, sup, header.offset().0);
         if let Some(unit) = self.foreign_units.get(&unit_key) {
             return Ok(unit.clone());
         }
-        let unit = Arc::new(Cu::new(self.dwarf, header, self.cu.little_endian)?);
+        let unit = Arc::new(Cu::new_in(self.dwarf, header, self.cu.little_endian, sup)?);
         self.foreign_units.insert(unit_key, unit.clone());
         Ok(unit)
     }
@@ -541,6 +542,14 @@ impl<'a> Walker<'a, '_> {
                 } else if tag == gimli::DW_TAG_variable && depth == 1 {
                     self.out.variables.push(offset);
                 }
+            }
+            if tag == gimli::DW_TAG_imported_unit {
+                raw.read_attributes(abbrev.attributes(), &mut attrs_buf)?;
+                self.import_unit(&attrs_buf, offset)?;
+                if abbrev.has_children() {
+                    self.push_frame(depth, offset, FrameKind::Other, None, VOID, None);
+                }
+                continue;
             }
             let proto_param = in_proto && tag == gimli::DW_TAG_formal_parameter;
             if !(is_interesting(tag) || proto_param) {
@@ -600,12 +609,27 @@ impl<'a> Walker<'a, '_> {
         Ok(())
     }
 
+    /// `DW_TAG_imported_unit`: the partial unit it names is part of this one, so all of its
+    /// types are imported, referenced or not (as they were before dwz moved them there).
+    fn import_unit(
+        &mut self,
+        attrs: &[gimli::Attribute<R<'a>>],
+        offset: u32,
+    ) -> Result<(), DecodeError> {
+        for attr in attrs {
+            if attr.name() == gimli::DW_AT_import {
+                self.unit_ref(attr.value(), offset)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The local reference value of the DIE at `unit_offset` of the unit being walked.
     fn local_of_unit_offset(&mut self, unit_offset: usize) -> Result<u32, DecodeError> {
         match &self.foreign {
             None => Ok(unit_offset as u32),
             Some(unit) => {
-                let key = die_key(&unit.header, unit.offset + unit_offset);
+                let key = die_key(&unit.header, unit.sup, unit.offset + unit_offset);
                 self.import(key)
             }
         }
@@ -631,10 +655,10 @@ impl<'a> Walker<'a, '_> {
     fn unit_ref(&mut self, v: AttributeValue<R<'a>>, offset: u32) -> Result<u32, DecodeError> {
         match v {
             AttributeValue::UnitRef(UnitOffset(o)) => self.local_of_unit_offset(o),
-            AttributeValue::DebugInfoRef(o) if self.cu.holds(o) => {
+            AttributeValue::DebugInfoRef(o) if !self.unit().sup && self.cu.holds(o) => {
                 Ok((o.0 - self.cu.offset) as u32)
             }
-            v => match foreign_target(self.units, &v) {
+            v => match foreign_target(self.units, &v, self.unit().sup) {
                 Some(Target::Found(key)) => {
                     let local = self.import(key)?;
                     self.out.imports.note_value(&v, local);

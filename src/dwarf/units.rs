@@ -12,9 +12,13 @@ use gimli::{
     RunTimeEndian, UnitHeader, UnitOffset,
 };
 
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
 use crate::btf::Endian;
 use crate::error::{Error, Result};
 use crate::input::elf::Elf;
+use crate::mapped::Mapped;
 
 /// The reader every decoder uses: a borrowed slice with the target's byte order.
 pub type R<'a> = EndianSlice<'a, RunTimeEndian>;
@@ -31,6 +35,8 @@ pub struct DebugSections<'a> {
     loc: Cow<'a, [u8]>,
     types: Cow<'a, [u8]>,
     endian: RunTimeEndian,
+    /// The supplementary file's sections (`dwz -m`), copied out of it.
+    sup: Option<Box<DebugSections<'static>>>,
 }
 
 impl<'a> DebugSections<'a> {
@@ -38,6 +44,10 @@ impl<'a> DebugSections<'a> {
     pub fn load(elf: &Elf<'a>) -> Result<Option<Self>> {
         let Some(info) = elf.debug_section(".debug_info")? else {
             return Ok(None);
+        };
+        let sup = match elf.section_data(".gnu_debugaltlink")? {
+            Some(link) => Some(Box::new(load_sup(elf.path(), &link)?)),
+            None => None,
         };
         let get = |name: &str| -> Result<Cow<'a, [u8]>> {
             Ok(elf.debug_section(name)?.unwrap_or(Cow::Borrowed(&[])))
@@ -56,14 +66,33 @@ impl<'a> DebugSections<'a> {
                 Endian::Little => RunTimeEndian::Little,
                 Endian::Big => RunTimeEndian::Big,
             },
+            sup,
         }))
     }
 
-    /// The gimli view of these sections.
+    /// The same sections, owned.
+    fn into_owned(self) -> DebugSections<'static> {
+        let own = |c: Cow<'a, [u8]>| Cow::Owned(c.into_owned());
+        DebugSections {
+            info: own(self.info),
+            abbrev: own(self.abbrev),
+            str: own(self.str),
+            line_str: own(self.line_str),
+            str_offsets: own(self.str_offsets),
+            addr: own(self.addr),
+            loclists: own(self.loclists),
+            loc: own(self.loc),
+            types: own(self.types),
+            endian: self.endian,
+            sup: None,
+        }
+    }
+
+    /// The gimli view of these sections (and of the supplementary file's, as `sup()`).
     pub fn dwarf<'s>(&'s self) -> gimli::Dwarf<R<'s>> {
         let endian = self.endian;
         let r = |d: &'s Cow<'a, [u8]>| -> R<'s> { EndianSlice::new(&d[..], endian) };
-        gimli::Dwarf {
+        let mut dwarf = gimli::Dwarf {
             debug_info: gimli::DebugInfo::from(r(&self.info)),
             debug_abbrev: gimli::DebugAbbrev::from(r(&self.abbrev)),
             debug_str: gimli::DebugStr::from(r(&self.str)),
@@ -76,7 +105,11 @@ impl<'a> DebugSections<'a> {
                 gimli::DebugLocLists::from(r(&self.loclists)),
             ),
             ..Default::default()
+        };
+        if let Some(sup) = &self.sup {
+            dwarf.set_sup(sup.dwarf());
         }
+        dwarf
     }
 
     /// The `.debug_info` bytes (for releasing pages of finished CUs).
@@ -104,8 +137,64 @@ pub struct Cu<'a> {
     pub offset: usize,
     /// Byte order of the target (bitfield offsets depend on it).
     pub little_endian: bool,
+    /// The unit is in the supplementary file (`dwz -m`), whose sections are `dwarf.sup()`.
+    pub sup: bool,
     /// `DW_AT_loclists_base` (for `DW_FORM_loclistx` parameter locations).
     pub loclists_base: DebugLocListsBase<usize>,
+}
+
+/// Reads the debug sections of the supplementary file that `.gnu_debugaltlink` (`link`: a path
+/// and a build ID) names: a relative path is relative to the input's directory, as gdb reads it;
+/// when the path does not exist, `/usr/lib/debug/.build-id/xx/yyyy.debug` of the build ID.
+fn load_sup(input: &Path, link: &[u8]) -> Result<DebugSections<'static>> {
+    let bad = |reason: String| Error::BadDwarf {
+        path: input.to_path_buf(),
+        cu_offset: 0,
+        reason,
+    };
+    let nul = link.iter().position(|&b| b == 0).unwrap_or(link.len());
+    let named = Path::new(std::ffi::OsStr::from_bytes(&link[..nul]));
+    let build_id: String = link
+        .get(nul + 1..)
+        .unwrap_or(&[])
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let mut path = input.parent().unwrap_or(Path::new(".")).join(named);
+    if !path.exists() && build_id.len() > 2 {
+        let by_id = Path::new("/usr/lib/debug/.build-id")
+            .join(&build_id[..2])
+            .join(format!("{}.debug", &build_id[2..]));
+        if by_id.exists() {
+            path = by_id;
+        }
+    }
+    let why = |e: Error| {
+        bad(format!(
+            "its DWARF was processed by dwz -m and refers to the supplementary file {} \
+             (.gnu_debugaltlink), which cannot be read: {e}",
+            path.display()
+        ))
+    };
+    let mapped = Mapped::open(&path).map_err(why)?;
+    let elf = Elf::parse(&mapped).map_err(why)?;
+    let sections = DebugSections::load(&elf).map_err(why)?;
+    let sections = sections.ok_or_else(|| {
+        why(Error::BadDwarf {
+            path: path.clone(),
+            cu_offset: 0,
+            reason: "it has no .debug_info".into(),
+        })
+    })?;
+    Ok(sections.into_owned())
+}
+
+/// The supplementary file's sections (`dwz -m`); without one (no `.gnu_debugaltlink`), the
+/// forms that point into it are unsupported.
+fn sup_of<'d, 'a>(dwarf: &'d gimli::Dwarf<R<'a>>) -> gimli::Result<&'d gimli::Dwarf<R<'a>>> {
+    dwarf.sup().ok_or(gimli::Error::UnsupportedAttributeForm(
+        gimli::DW_FORM_GNU_ref_alt,
+    ))
 }
 
 /// Lists the CU headers in DWARF order.
@@ -139,7 +228,18 @@ impl<'a> Cu<'a> {
         header: UnitHeader<R<'a>>,
         little_endian: bool,
     ) -> gimli::Result<Self> {
-        let abbrevs = dwarf.abbreviations(&header)?;
+        Self::new_in(dwarf, header, little_endian, false)
+    }
+
+    /// [`Cu::new`] for a unit of the supplementary file when `sup`.
+    pub fn new_in(
+        dwarf: &gimli::Dwarf<R<'a>>,
+        header: UnitHeader<R<'a>>,
+        little_endian: bool,
+        sup: bool,
+    ) -> gimli::Result<Self> {
+        let own = if sup { sup_of(dwarf)? } else { dwarf };
+        let abbrevs = own.abbreviations(&header)?;
         let offset = header.offset().0;
         let mut cu = Cu {
             str_offsets_base: DebugStrOffsetsBase::default_for_encoding_and_file(
@@ -157,6 +257,7 @@ impl<'a> Cu<'a> {
             producer_clang: false,
             offset,
             little_endian,
+            sup,
         };
         let mut raw = cu.header.entries_raw(&cu.abbrevs, None)?;
         let mut root = gimli::DebuggingInformationEntry::null();
@@ -193,10 +294,13 @@ impl<'a> Cu<'a> {
         dwarf: &gimli::Dwarf<R<'a>>,
         v: AttributeValue<R<'a>>,
     ) -> gimli::Result<&'a [u8]> {
+        let main = dwarf;
+        let dwarf = if self.sup { sup_of(dwarf)? } else { dwarf };
         let s = match v {
             AttributeValue::String(s) => s,
             AttributeValue::DebugStrRef(o) => dwarf.debug_str.get_str(o)?,
             AttributeValue::DebugLineStrRef(o) => dwarf.debug_line_str.get_str(o)?,
+            AttributeValue::DebugStrRefSup(o) => sup_of(main)?.debug_str.get_str(o)?,
             AttributeValue::DebugStrOffsetsIndex(i) => {
                 let o = dwarf.debug_str_offsets.get_str_offset(
                     self.header.format(),
