@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian machine: the oracles (pahole, bpftool),
-# the fixture compilers (gcc, clang), libbpf-sys's build inputs (libelf, zlib, pkg-config),
+# the fixture compilers (gcc, clang, with lld for LTO) and dwz, libbpf-sys's build inputs (libelf, zlib, pkg-config),
 # binutils (readelf), GNU time, strace (tests/write_safety.rs), and what
 # scripts/kernel-check-6.1.sh needs to boot Debian's 6.1 kernel (qemu, cpio, a static libc for
 # its /init). Idempotent: skips apt when everything is present.
 set -euo pipefail
 
-"$(dirname "$0")/apt-install.sh" dwarves bpftool clang llvm gcc libelf-dev zlib1g-dev pkg-config \
+"$(dirname "$0")/apt-install.sh" dwarves bpftool clang llvm lld dwz gcc libelf-dev zlib1g-dev pkg-config \
   binutils time xz-utils strace qemu-system-x86 cpio libc6-dev

@@ -7,6 +7,12 @@
 //! DIE order. One DFS over the CU with an explicit frame stack reproduces that; DW_AT_type
 //! references are collected as unit offsets and resolved to small ids once the walk is done.
 //!
+//! DIEs of other units that the CU references (LTO, dwz, type units: `foreign.rs`) are walked
+//! after the CU, each subtree in its own unit, and their entries follow the CU's own; a
+//! reference to one is an [`IMPORTED`] value instead of a unit offset. A declaration that
+//! names a type unit's type with `DW_AT_signature` (gcc's skeletons) takes no slot and stands
+//! for that type, as an atomic type does below.
+//!
 //! `DW_TAG_atomic_type` (C11 `_Atomic`) is where this differs from pahole, which rejects it:
 //! BTF has no atomic qualifier, so, as LLVM's BPF backend does, the qualifier is dropped. An
 //! atomic DIE takes no table slot; before references are resolved it is mapped to the small
@@ -292,6 +298,7 @@ struct Attrs<'a> {
     const_value: u64,
     const_str: &'a [u8],
     specification: Option<u32>,
+    signature: Option<RawRef>,
 }
 
 /// A member as read, before its bit offset can be computed.
@@ -372,8 +379,12 @@ struct Walker<'a, 'd> {
     raw_refs: Vec<RawRef>,
     param_refs: Vec<RawRef>,
     offset_to_id: FxHashMap<u32, u32>,
-    /// `DW_TAG_atomic_type` DIEs by unit offset: their raw `DW_AT_type`.
-    atomics: FxHashMap<u32, RawRef>,
+    /// DIEs that take no slot and stand for another type, by local reference value: atomic
+    /// types (their raw `DW_AT_type`) and declarations that name a type unit's type
+    /// (`DW_AT_signature`).
+    aliases: FxHashMap<u32, RawRef>,
+    /// Those DIEs in DIE order.
+    alias_order: Vec<u32>,
     specs: Vec<(usize, u32)>,
     enum_signed: Vec<(usize, u32)>,
     frames: Vec<Frame<'a>>,
@@ -411,14 +422,15 @@ pub fn decode_cu_types<'a>(
         raw_refs: Vec::new(),
         param_refs: Vec::new(),
         offset_to_id: FxHashMap::default(),
-        atomics: FxHashMap::default(),
+        aliases: FxHashMap::default(),
+        alias_order: Vec::new(),
         specs: Vec::new(),
         enum_signed: Vec::new(),
         frames: Vec::new(),
     };
     w.walk()?;
     w.import_foreign()?;
-    w.resolve_atomics()?;
+    w.resolve_aliases()?;
     w.resolve()?;
     Ok(w.out)
 }
@@ -717,6 +729,7 @@ impl<'a> Walker<'a, '_> {
                 gimli::DW_AT_specification => {
                     a.specification = self.unit_ref(attr.value(), offset).ok()
                 }
+                gimli::DW_AT_signature => a.signature = Some(self.unit_ref(attr.value(), offset)?),
                 _ => {}
             }
         }
@@ -855,6 +868,14 @@ impl<'a> Walker<'a, '_> {
     ) -> Result<(), DecodeError> {
         use gimli::constants::*;
         let ty = a.ty.unwrap_or(VOID);
+        if let Some(target) = a.signature {
+            // A declaration standing for a type unit's type (gcc's skeletons): no slot.
+            self.add_alias(offset, target);
+            if has_children {
+                self.push_frame(depth, offset, FrameKind::Other, None, VOID, None);
+            }
+            return Ok(());
+        }
         let (kind, pending): (FrameKind, Option<Entry<'a>>) = match tag {
             DW_TAG_base_type => (
                 FrameKind::Other,
@@ -957,8 +978,8 @@ impl<'a> Walker<'a, '_> {
                 (FrameKind::Other, None)
             }
             DW_TAG_atomic_type => {
-                // No slot: resolve_atomics maps it to the type it qualifies.
-                self.atomics.insert(offset, ty);
+                // No slot: resolve_aliases maps it to the type it qualifies.
+                self.add_alias(offset, ty);
                 self.out.dropped_atomics.push((offset, 0));
                 (FrameKind::Other, None)
             }
@@ -1085,23 +1106,29 @@ impl<'a> Walker<'a, '_> {
         }
     }
 
-    /// Maps each atomic DIE to the small id of the type it qualifies, following chains of
-    /// atomics; every atomic is resolved once. A chain longer than the number of atomics has
+    fn add_alias(&mut self, offset: u32, target: RawRef) {
+        self.aliases.insert(offset, target);
+        self.alias_order.push(offset);
+    }
+
+    /// Maps each alias DIE to the small id of the type it stands for, following chains of
+    /// aliases; every alias is resolved once. A chain longer than the number of aliases has
     /// met one twice: a cycle, which no type can end.
-    fn resolve_atomics(&mut self) -> Result<(), DecodeError> {
+    fn resolve_aliases(&mut self) -> Result<(), DecodeError> {
         let mut chain = Vec::new();
-        for i in 0..self.out.dropped_atomics.len() {
-            let start = self.out.dropped_atomics[i].0;
+        for i in 0..self.alias_order.len() {
+            let start = self.alias_order[i];
             let mut cur = start;
             chain.clear();
-            while let Some(&target) = self.atomics.get(&cur) {
+            while let Some(&target) = self.aliases.get(&cur) {
                 if self.offset_to_id.contains_key(&cur) {
                     break; // resolved earlier, as part of another chain
                 }
-                if chain.len() >= self.atomics.len() {
+                if chain.len() >= self.aliases.len() {
                     return Err(self.err(
                         start,
-                        "DW_TAG_atomic_type refers to itself through a cycle of atomic types",
+                        "DW_TAG_atomic_type (or a DW_AT_signature declaration) refers to itself \
+                         through a cycle of atomic types",
                     ));
                 }
                 chain.push(cur);
@@ -1111,7 +1138,9 @@ impl<'a> Walker<'a, '_> {
             for &o in &chain {
                 self.offset_to_id.insert(o, id);
             }
-            self.out.dropped_atomics[i].1 = id;
+        }
+        for atomic in &mut self.out.dropped_atomics {
+            atomic.1 = self.offset_to_id.get(&atomic.0).copied().unwrap_or(0);
         }
         Ok(())
     }

@@ -1,0 +1,167 @@
+//! Inputs whose DIEs reference other units (`src/dwarf/foreign.rs`): type units, dwz (with and
+//! without a supplementary file) and clang LTO, built from one two-file program
+//! (`tests/fixtures/xunit`). Each must give the BTF of the same program built plainly; pahole
+//! cannot read type units or dwz's output, and for clang LTO (which it reads by merging every
+//! CU into one) Debian's pahole is compared as well. Every test first checks that the input
+//! really has what it is about, so that a compiler which ignores a flag cannot make it pass.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/xunit");
+
+/// Compiles and links the two-file program with `cc` and `flags` into `dir/name`.
+fn build(dir: &Path, name: &str, cc: &str, flags: &[&str]) -> PathBuf {
+    let out = dir.join(name);
+    run_ok(
+        Command::new(tool(cc))
+            .args(flags)
+            .arg(format!("{SRC}/xunit_a.c"))
+            .arg(format!("{SRC}/xunit_b.c"))
+            .arg("-o")
+            .arg(&out),
+    );
+    out
+}
+
+/// dwarf2btf's BTF of `input` (kernel flags), as `input.btf`.
+fn btf_of(input: &Path) -> PathBuf {
+    let out = input.with_extension("btf");
+    let o = encode(input, &out, &[KERNEL_FEATURES]);
+    assert!(o.status.success(), "{}: {}", input.display(), text(&o));
+    out
+}
+
+/// `dwarf2btf diff`: every type, function, variable and datasec, as multisets.
+fn assert_same_btf(expected: &Path, got: &Path) {
+    let o = run(Command::new(bin()).arg("diff").arg(expected).arg(got));
+    assert!(
+        o.status.success(),
+        "{} and {} differ:\n{}",
+        expected.display(),
+        got.display(),
+        text(&o)
+    );
+}
+
+/// What readelf prints about `path` with `args`.
+fn readelf(path: &Path, args: &[&str]) -> String {
+    text(&run_ok(Command::new(tool("readelf")).args(args).arg(path)))
+}
+
+#[test]
+fn gcc_type_units_give_the_btf_of_the_plain_build() {
+    let dir = scratch("cross_unit_type_units");
+    for version in ["4", "5"] {
+        let dwarf = format!("-gdwarf-{version}");
+        let plain = build(&dir, &format!("plain{version}"), "gcc", &["-O2", &dwarf]);
+        let units = build(
+            &dir,
+            &format!("type-units{version}"),
+            "gcc",
+            &["-O2", &dwarf, "-fdebug-types-section"],
+        );
+        let has_type_units = if version == "4" {
+            readelf(&units, &["-S"]).contains(".debug_types")
+        } else {
+            readelf(&units, &["--debug-dump=info"]).contains("DW_UT_type")
+        };
+        assert!(has_type_units, "DWARF {version}: gcc wrote no type units");
+        assert_same_btf(&btf_of(&plain), &btf_of(&units));
+    }
+}
+
+#[test]
+fn dwz_gives_the_btf_of_the_input_before_dwz() {
+    let dir = scratch("cross_unit_dwz");
+    for version in ["4", "5"] {
+        let dwarf = format!("-gdwarf-{version}");
+        let first = build(&dir, &format!("first{version}"), "gcc", &["-O2", &dwarf]);
+        let second = build(&dir, &format!("second{version}"), "gcc", &["-O1", &dwarf]);
+        let (first_btf, second_btf) = (btf_of(&first), btf_of(&second));
+
+        // One file: partial units in the file itself, DW_TAG_imported_unit, DW_FORM_ref_addr.
+        let single = dir.join(format!("single{version}"));
+        std::fs::copy(&first, &single).unwrap();
+        run_ok(Command::new(tool("dwz")).arg(&single));
+        assert!(
+            readelf(&single, &["--debug-dump=info"]).contains("DW_TAG_partial_unit"),
+            "DWARF {version}: dwz made no partial unit"
+        );
+        assert_same_btf(&first_btf, &btf_of(&single));
+
+        // Two files and a supplementary one (-m), named relative to them (-M).
+        let common = format!("common{version}.debug");
+        let (m1, m2) = (
+            dir.join(format!("m1-{version}")),
+            dir.join(format!("m2-{version}")),
+        );
+        std::fs::copy(&first, &m1).unwrap();
+        std::fs::copy(&second, &m2).unwrap();
+        run_ok(
+            Command::new(tool("dwz"))
+                .current_dir(&dir)
+                .args(["-m", &common, "-M", &common])
+                .arg(&m1)
+                .arg(&m2),
+        );
+        assert!(
+            readelf(&m1, &["-S"]).contains(".gnu_debugaltlink"),
+            "DWARF {version}: dwz -m wrote no .gnu_debugaltlink"
+        );
+        assert_same_btf(&first_btf, &btf_of(&m1));
+        assert_same_btf(&second_btf, &btf_of(&m2));
+
+        // Without the supplementary file: one clear error, nothing written.
+        let moved = dir.join(format!("{common}.away"));
+        std::fs::rename(dir.join(&common), &moved).unwrap();
+        let out = dir.join(format!("m1-{version}-without.btf"));
+        let o = encode(&m1, &out, &[KERNEL_FEATURES]);
+        std::fs::rename(&moved, dir.join(&common)).unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success(),
+            "encoded without the supplementary file"
+        );
+        assert!(
+            stderr.contains(".gnu_debugaltlink") && stderr.contains(&common),
+            "{stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(!out.exists(), "an output was written");
+    }
+}
+
+#[test]
+fn clang_lto_matches_debian_pahole() {
+    let dir = scratch("cross_unit_lto");
+    for version in ["4", "5"] {
+        let dwarf = format!("-gdwarf-{version}");
+        let lto = build(
+            &dir,
+            &format!("lto{version}"),
+            "clang",
+            &["-O2", &dwarf, "-flto", "-fuse-ld=lld"],
+        );
+        let forms = run_ok(
+            Command::new(tool("llvm-dwarfdump"))
+                .args(["-v", "--debug-info"])
+                .arg(&lto),
+        );
+        assert!(
+            text(&forms).contains("DW_FORM_ref_addr"),
+            "DWARF {version}: clang -flto made no cross-CU reference"
+        );
+        let theirs = dir.join(format!("lto{version}.pahole.btf"));
+        run_ok(
+            Command::new(oracle_pahole())
+                .arg(format!("--btf_encode_detached={}", theirs.display()))
+                .arg(&lto),
+        );
+        assert_same_btf(&theirs, &btf_of(&lto));
+    }
+}
