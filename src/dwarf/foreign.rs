@@ -49,6 +49,11 @@ pub fn describe(key: DieKey) -> (u64, &'static str) {
     }
 }
 
+/// Which section `key` is in, as the tag bits of a key.
+pub fn section_of(key: DieKey) -> DieKey {
+    key & (IN_DEBUG_TYPES | IN_SUP)
+}
+
 /// Whether DIE `key` is in the supplementary file.
 pub fn in_sup(key: DieKey) -> bool {
     key & IN_SUP != 0
@@ -203,14 +208,15 @@ impl Imports {
     /// The local reference value of a reference out of the unit, if the CU imported its DIE.
     pub fn lookup_value(&self, v: &AttributeValue<R<'_>>) -> Option<u32> {
         match *v {
-            AttributeValue::DebugInfoRef(o) => self.local_of(o.0 as DieKey),
-            AttributeValue::DebugInfoRefSup(o) => self.local_of(IN_SUP | o.0 as DieKey),
+            AttributeValue::DebugInfoRef(o) => self.lookup(o.0 as DieKey),
+            AttributeValue::DebugInfoRefSup(o) => self.lookup(IN_SUP | o.0 as DieKey),
             AttributeValue::DebugTypesRef(sig) => self.by_signature.get(&sig.0).copied(),
             _ => None,
         }
     }
 
-    fn local_of(&self, key: DieKey) -> Option<u32> {
+    /// The local reference value of DIE `key`, if the CU imported it.
+    pub fn lookup(&self, key: DieKey) -> Option<u32> {
         self.index.get(&key).map(|&i| IMPORTED | i)
     }
 

@@ -73,8 +73,13 @@
 //!   offset" marking.
 //! - `_Atomic` (which pahole rejects) is dropped by `types.rs`: a parameter or return type
 //!   that is `_Atomic T` has type `T`, for its BTF type and for sizing and aligning alike.
-//! - Cross-CU references (`DW_FORM_ref_addr` outside the CU, LTO) and type-unit references are
-//!   errors, as in `types.rs`.
+//! - References into other units (`foreign.rs`): types and abstract origins that `types.rs`
+//!   imported resolve. An abstract origin in another unit (gcc LTO's concrete functions name
+//!   their early-debug DIEs) is read from there as an origin only, not as a function of this
+//!   CU, so the location facts this CU's instances copy onto its parameters stay with this
+//!   CU's copy; in pahole's merged CU the origin's own CU sees them too. The two agree on the
+//!   LTO tests (`tests/cross_unit.rs`) and a generated 12,000-function gcc LTO library. Any
+//!   other reference out of the CU is an error.
 //!
 //! Each subprogram is read by its offset with `EntriesRaw`: its attributes, its direct
 //! children's attributes, and nothing below them when a `DW_AT_sibling` (GCC) allows jumping
@@ -86,11 +91,13 @@ use std::ops::Range;
 
 use gimli::{AttributeValue, DwTag, EntriesRaw, UnitOffset};
 
-use super::layout::Layout;
+use super::foreign::{describe, die_key, IMPORTED};
 pub use super::locations::ParamLoc;
 use super::locations::{Loc, Locations};
 use super::types::{Annot, CuTypes, DecodeError, Entry};
 use super::units::{Cu, R};
+
+mod output;
 use crate::btf::Kind;
 use crate::config::Features;
 use crate::input::arch::{Arch, UNKNOWN_REG};
@@ -232,14 +239,17 @@ pub fn decode_cu_functions<'a>(
         parm_index: Vec::new(),
         func_index: Vec::new(),
         packed: Vec::new(),
+        in_foreign_unit: false,
     };
     for &off in &types.subprograms {
         d.read_function(off)?;
     }
+    let own = d.funcs.len();
+    d.read_foreign_origins()?;
     d.build_indexes();
     d.finish_parms()?;
     d.signatures()?;
-    let order = d.table_order();
+    let order = d.table_order(own);
     d.recode(&order);
     d.resolve(&order)?;
     Ok(d.output(&order))
@@ -264,6 +274,8 @@ struct Decoder<'a, 'd> {
     func_index: Vec<(u32, u32)>,
     /// `class__infer_packed_attributes` memo by small id: 0 unknown, 1 not packed, 2 packed.
     packed: Vec<u8>,
+    /// `cu` is another unit, where an abstract origin of the CU's functions is read.
+    in_foreign_unit: bool,
 }
 
 /// The attributes read from a parameter DIE.
@@ -300,18 +312,22 @@ impl<'a, 'd> Decoder<'a, 'd> {
         }
     }
 
-    /// A DIE reference inside this CU; cross-CU and type-unit references are errors, other
-    /// forms resolve to nothing (pahole's failed `dwarf_formref_die`).
+    /// A DIE reference as a local reference value: a DIE of this CU, or one of another unit
+    /// the types decoder imported; other references out of the CU are errors, other forms
+    /// resolve to nothing (pahole's failed `dwarf_formref_die`).
     fn unit_ref(
         &self,
         v: AttributeValue<R<'a>>,
         off: u32,
         what: &str,
     ) -> Result<Option<u32>, DecodeError> {
+        if let Some(local) = self.types.imported(&v) {
+            return Ok(Some(local));
+        }
         match v {
-            AttributeValue::UnitRef(UnitOffset(o)) => Ok(u32::try_from(o).ok()),
+            AttributeValue::UnitRef(UnitOffset(o)) => Ok(self.local(o)),
             AttributeValue::DebugInfoRef(o) if self.cu.holds(o) => {
-                Ok(u32::try_from(o.0 - self.cu.offset).ok())
+                Ok(self.local(o.0 - self.cu.offset))
             }
             AttributeValue::DebugInfoRef(_) => Err(self.err(
                 off,
@@ -327,12 +343,50 @@ impl<'a, 'd> Decoder<'a, 'd> {
         }
     }
 
-    /// A `DW_AT_type`: a DIE of this CU, or a type of another unit the CU imported.
-    fn type_ref(&self, v: AttributeValue<R<'a>>, off: u32) -> Result<Option<u32>, DecodeError> {
-        match self.types.imported(&v) {
-            Some(local) => Ok(Some(local)),
-            None => self.unit_ref(v, off, "DW_AT_type"),
+    /// The local reference value of the DIE at `unit_offset` of the unit being read.
+    fn local(&self, unit_offset: usize) -> Option<u32> {
+        if !self.in_foreign_unit {
+            return u32::try_from(unit_offset).ok();
         }
+        let key = die_key(&self.cu.header, self.cu.sup, self.cu.offset + unit_offset);
+        self.types.imports.lookup(key)
+    }
+
+    /// Reads the abstract origins in other units (gcc LTO: the early-debug CUs) of the CU's
+    /// functions, as pahole's merged CU has them: they are origins for names, return types,
+    /// parameters and location facts, and are not functions of this CU themselves.
+    fn read_foreign_origins(&mut self) -> Result<(), DecodeError> {
+        let mut origins: Vec<u32> = self
+            .funcs
+            .iter()
+            .filter_map(|f| f.origin)
+            .filter(|&o| o & IMPORTED != 0)
+            .collect();
+        origins.sort_unstable();
+        origins.dedup();
+        let main = self.cu;
+        for local in origins {
+            let Some(unit) = self.types.unit_of_import(local) else {
+                continue;
+            };
+            let key = self.types.imports.key(local);
+            let unit_offset = describe(key).0 as usize - unit.offset;
+            self.cu = unit;
+            self.in_foreign_unit = true;
+            let parms_start = self.parms.len();
+            let read = self.read_function(unit_offset as u32);
+            self.cu = main;
+            self.in_foreign_unit = false;
+            read?;
+            let f = self.funcs.last_mut().expect("read_function pushes");
+            f.die = local;
+            f.ret = f.ret_type.map_or(0, |t| self.types.type_id_of(t));
+            for p in &mut self.parms[parms_start..] {
+                let key = die_key(&unit.header, unit.sup, unit.offset + p.die as usize);
+                p.die = self.types.imports.lookup(key).unwrap_or(u32::MAX);
+            }
+        }
+        Ok(())
     }
 
     fn string(&self, v: AttributeValue<R<'a>>) -> Option<&'a [u8]> {
@@ -396,7 +450,9 @@ impl<'a, 'd> Decoder<'a, 'd> {
                     f.spec = self.unit_ref(attr.raw_value(), off, "DW_AT_specification")?
                 }
                 gimli::DW_AT_low_pc => f.addr = self.address(attr.raw_value()),
-                gimli::DW_AT_type => f.ret_type = self.type_ref(attr.raw_value(), off)?,
+                gimli::DW_AT_type => {
+                    f.ret_type = self.unit_ref(attr.raw_value(), off, "DW_AT_type")?
+                }
                 gimli::DW_AT_calling_convention => {
                     f.cc_nocall = numeric(attr.raw_value()) == DW_CC_NOCALL
                 }
@@ -503,7 +559,9 @@ impl<'a, 'd> Decoder<'a, 'd> {
             for attr in attrs.iter() {
                 match attr.name() {
                     gimli::DW_AT_name => pa.name = this.string(attr.raw_value()),
-                    gimli::DW_AT_type => pa.own_type = this.type_ref(attr.raw_value(), off)?,
+                    gimli::DW_AT_type => {
+                        pa.own_type = this.unit_ref(attr.raw_value(), off, "DW_AT_type")?
+                    }
                     gimli::DW_AT_abstract_origin => {
                         pa.has_origin_attr = true;
                         pa.origin =
@@ -895,8 +953,8 @@ impl<'a, 'd> Decoder<'a, 'd> {
 
     /// pahole's `functions_table` order: a function is added after its subtree, so by the
     /// offset that ends it.
-    fn table_order(&self) -> Vec<u32> {
-        let mut order: Vec<u32> = (0..self.funcs.len() as u32).collect();
+    fn table_order(&self, own: usize) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..own as u32).collect();
         order.sort_by_key(|&i| self.funcs[i as usize].end);
         order
     }
@@ -1097,91 +1155,6 @@ impl<'a, 'd> Decoder<'a, 'd> {
                 reg_idx += reg_slots;
             }
         }
-    }
-
-    /// The results, in table order, with the `btf_encoder.c` parts applied.
-    fn output(&mut self, order: &[u32]) -> Vec<FunctionInfo<'a>> {
-        let mut out = Vec::with_capacity(order.len());
-        for &fi in order {
-            let f = &self.funcs[fi as usize];
-            let parms = &self.parms[f.parms.start as usize..f.parms.end as usize];
-            let has_arg_names = parms.iter().all(|p| p.name.is_some());
-            let uncertain = !f.declaration && has_arg_names && self.uncertain_arg_loc(fi as usize);
-            let f = &self.funcs[fi as usize];
-            let parms = &self.parms[f.parms.start as usize..f.parms.end as usize];
-            let mut params = Vec::with_capacity(parms.len() + usize::from(f.unspec));
-            let mut left_out = Vec::new();
-            for p in parms {
-                let param = Param {
-                    name: p.name.unwrap_or(b""),
-                    ty: p.ty,
-                    loc: ParamLoc {
-                        has_loc: p.has_loc,
-                        reg: p.loc_reg,
-                        const_value: p.has_const_value,
-                        stack: p.loc_stack,
-                        in_memory: p.passed_in_memory,
-                        optimized: p.optimized,
-                        unexpected_reg: p.unexpected_reg,
-                    },
-                };
-                if f.reordered_parm && (!p.has_loc || p.optimized) {
-                    left_out.push(param);
-                } else {
-                    params.push(param);
-                }
-            }
-            if f.unspec {
-                params.push(Param {
-                    name: b"",
-                    ty: 0,
-                    loc: ParamLoc::VARARG,
-                });
-            }
-            out.push(FunctionInfo {
-                die: f.die,
-                name: f.name.unwrap_or(b""),
-                declaration: f.declaration,
-                external: f.external,
-                addr: f.addr,
-                ret: f.ret,
-                params,
-                left_out,
-                has_arg_names,
-                optimized_parms: f.optimized_parms,
-                unexpected_reg: f.unexpected_reg,
-                reordered_parm: f.reordered_parm,
-                signature_changed: f.signature_changed,
-                uncertain_parm_loc: uncertain,
-                annots: self.annots[f.annots.start as usize..f.annots.end as usize].to_vec(),
-            });
-        }
-        out
-    }
-
-    /// `ftype__has_uncertain_arg_loc`: a named struct (the parameter's own type, not through
-    /// typedefs) passed by value beyond the register parameters and inferred packed.
-    fn uncertain_arg_loc(&mut self, fi: usize) -> bool {
-        let f = &self.funcs[fi];
-        let nr = self.arch.nr_register_params;
-        let n = (f.parms.end - f.parms.start) as usize;
-        if n < nr {
-            return false;
-        }
-        let start = f.parms.start as usize;
-        for i in nr..n {
-            let ty = self.parms[start + i].ty;
-            let named_struct = matches!(
-                self.entry(ty),
-                Some(Entry::Composite { union: false, name, .. }) if !name.is_empty()
-            );
-            if named_struct
-                && Layout::new(self.types, self.addr_size, &mut self.packed).infer_packed(ty)
-            {
-                return true;
-            }
-        }
-        false
     }
 }
 

@@ -119,6 +119,7 @@ impl<'a> DebugSections<'a> {
 }
 
 /// One compile unit, ready to decode.
+#[derive(Debug)]
 pub struct Cu<'a> {
     /// The unit's header.
     pub header: UnitHeader<R<'a>>,
