@@ -29,7 +29,9 @@
 # timeout on KVM first: KB_ACCEL=tcg skips that.
 # Knobs: KB_ACCEL=auto|kvm|tcg (auto: KVM when /dev/kvm opens, under KB_KVM_TIMEOUT, default
 # 20 s, then TCG if no RESULT line came: nested KVM can hang right after "Booting from ROM"),
-# KB_TCG_TIMEOUT (s, default 300), KB_JOBS (default nproc).
+# KB_TCG_TIMEOUT (s, default 300), KB_JOBS (default nproc), KB_LLVM=1 (build with LLVM=1 and
+# CONFIG_LTO_CLANG_THIN, in build-<encoder>-llvm/: every module is then linked with thin LTO
+# and its DWARF references other CUs, DW_FORM_ref_addr; needs clang, lld and llvm).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,6 +46,7 @@ for a in "$@"; do
   esac
 done
 JOBS=${KB_JOBS:-$(nproc)}
+LLVM_LTO=${KB_LLVM:-0}
 ACCEL=${KB_ACCEL:-auto}
 TCG_TIMEOUT=${KB_TCG_TIMEOUT:-300}
 KVM_TIMEOUT=${KB_KVM_TIMEOUT:-20}
@@ -75,6 +78,7 @@ say "encoder: $REAL ($ENC_VERSION)"
 W=${DWARF2BTF_CACHE:-$HOME/.cache/dwarf2btf}/kernel-build/$VER
 SRC=$W/linux-source-$VER
 B=$W/build-$ENC
+[ "$LLVM_LTO" = 1 ] && B=$B-llvm
 mkdir -p "$W"
 if [ ! -e "$SRC/.kernel-build-extracted" ]; then
   say "extracting $TARBALL into $W"
@@ -138,6 +142,10 @@ EOF
 chmod +x "$WRAPPER"
 
 MAKE=(make -C "$SRC" O="$B" PAHOLE="$WRAPPER" -j"$JOBS")
+if [ "$LLVM_LTO" = 1 ]; then
+  "$REPO/scripts/apt-install.sh" clang lld llvm
+  MAKE+=(LLVM=1)
+fi
 
 # ---- config
 say "configuring (tinyconfig + BTF) in $B"
@@ -152,7 +160,13 @@ say "configuring (tinyconfig + BTF) in $B"
   --enable DEBUG_INFO_DWARF5 --disable DEBUG_INFO_REDUCED --disable DEBUG_INFO_SPLIT \
   --enable DEBUG_INFO_BTF --enable DEBUG_INFO_BTF_MODULES --disable MODULE_ALLOW_BTF_MISMATCH \
   --module EXT2_FS --enable EXT2_FS_XATTR --module CRC_ITU_T --module BLK_DEV_LOOP
+if [ "$LLVM_LTO" = 1 ]; then
+  "$SRC/scripts/config" --file "$B/.config" --disable LTO_NONE --enable LTO_CLANG_THIN
+fi
 "${MAKE[@]}" -s olddefconfig >/dev/null
+if [ "$LLVM_LTO" = 1 ] && [ "$(sed -n 's/^CONFIG_LTO_CLANG_THIN=//p' "$B/.config")" != y ]; then
+  die "CONFIG_LTO_CLANG_THIN is not =y after olddefconfig (clang $(clang --version | head -n 1))"
+fi
 cfg() { sed -n "s/^CONFIG_$1=//p" "$B/.config"; }
 PAHOLE_VERSION=$(cfg PAHOLE_VERSION)
 say "CONFIG_PAHOLE_VERSION=$PAHOLE_VERSION (Kconfig ran: $WRAPPER --version -> $ENC_VERSION)"

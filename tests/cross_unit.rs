@@ -28,6 +28,18 @@ fn build(dir: &Path, name: &str, cc: &str, flags: &[&str]) -> PathBuf {
     out
 }
 
+/// Compiles `xunit_b.c` alone into the object `dir/name`.
+fn compile(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
+    let out = dir.join(name);
+    run_ok(
+        Command::new(tool("gcc"))
+            .args(flags)
+            .args(["-c", &format!("{SRC}/xunit_b.c"), "-o"])
+            .arg(&out),
+    );
+    out
+}
+
 /// dwarf2btf's BTF of `input` (kernel flags), as `input.btf`.
 fn btf_of(input: &Path) -> PathBuf {
     let out = input.with_extension("btf");
@@ -71,6 +83,29 @@ fn gcc_type_units_give_the_btf_of_the_plain_build() {
             readelf(&units, &["--debug-dump=info"]).contains("DW_UT_type")
         };
         assert!(has_type_units, "DWARF {version}: gcc wrote no type units");
+        assert_same_btf(&btf_of(&plain), &btf_of(&units));
+
+        // In an object, each type unit has a section of its own (a COMDAT group).
+        let plain = compile(&dir, &format!("plain{version}.o"), &["-O2", &dwarf]);
+        let units = compile(
+            &dir,
+            &format!("type-units{version}.o"),
+            &["-O2", &dwarf, "-fdebug-types-section"],
+        );
+        let section = if version == "4" {
+            ".debug_types"
+        } else {
+            ".debug_info"
+        };
+        let sections = readelf(&units, &["-SW"]);
+        let count = sections
+            .lines()
+            .filter(|l| l.contains(&format!(" {section} ")))
+            .count();
+        assert!(
+            count > 1,
+            "DWARF {version}: one {section} section in the object"
+        );
         assert_same_btf(&btf_of(&plain), &btf_of(&units));
     }
 }

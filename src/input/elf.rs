@@ -171,10 +171,14 @@ impl<'a> Elf<'a> {
 
     /// The data of a named section, decompressed when needed; `None` when absent.
     pub fn section_data(&self, name: &str) -> Result<Option<Cow<'a, [u8]>>> {
-        let Some(sec) = self.file.section_by_name(name) else {
-            return Ok(None);
-        };
-        let data = sec.uncompressed_data().map_err(|e| Error::BadSection {
+        match self.file.section_by_name(name) {
+            Some(sec) => Ok(Some(self.data_of(&sec, name)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn data_of(&self, sec: &object::Section<'a, '_>, name: &str) -> Result<Cow<'a, [u8]>> {
+        sec.uncompressed_data().map_err(|e| Error::BadSection {
             path: self.path.to_path_buf(),
             section: name.to_string(),
             // object reads every section through its compression path, so a plain section
@@ -185,31 +189,40 @@ impl<'a> Elf<'a> {
                 }
                 _ => e.to_string(),
             },
-        })?;
+        })
+    }
+
+    /// The data of a debug section, decompressed and, for ET_REL, relocated. An ET_REL object
+    /// can have several sections of one name (gcc puts each type unit in a COMDAT group of its
+    /// own `.debug_types`, or `.debug_info` with DWARF 5): they are concatenated in section
+    /// order, as a linker would.
+    pub fn debug_section(&self, name: &str) -> Result<Option<Cow<'a, [u8]>>> {
+        if !self.relocatable {
+            return self.section_data(name);
+        }
+        let mut parts = self.file.sections().filter(|s| s.name() == Ok(name));
+        let Some(first) = parts.next() else {
+            return Ok(None);
+        };
+        let mut data = self.relocated(&first, name)?;
+        for part in parts {
+            data.to_mut()
+                .extend_from_slice(&self.relocated(&part, name)?);
+        }
         Ok(Some(data))
     }
 
-    /// The data of a debug section, decompressed and, for ET_REL, relocated.
-    pub fn debug_section(&self, name: &str) -> Result<Option<Cow<'a, [u8]>>> {
-        let Some(data) = self.section_data(name)? else {
-            return Ok(None);
-        };
-        if !self.relocatable {
-            return Ok(Some(data));
-        }
-        let sec = self
-            .file
-            .section_by_name(name)
-            .expect("section_data found it");
+    fn relocated(&self, sec: &object::Section<'a, '_>, name: &str) -> Result<Cow<'a, [u8]>> {
+        let data = self.data_of(sec, name)?;
         let mut relocs = sec.relocations().peekable();
         if relocs.peek().is_none() {
-            return Ok(Some(data));
+            return Ok(data);
         }
         let mut buf = data.into_owned();
         for (offset, rel) in relocs {
             self.apply_relocation(name, &mut buf, offset, &rel)?;
         }
-        Ok(Some(Cow::Owned(buf)))
+        Ok(Cow::Owned(buf))
     }
 
     fn apply_relocation(
