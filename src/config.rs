@@ -62,9 +62,10 @@ pub struct Features {
     pub global_var: bool,
     /// `attributes`: give the pointers of arena kfuncs the `address_space(1)` type tag.
     pub attributes: bool,
-    /// `true_signature`: not implemented ([`UNIMPLEMENTED`]), so option parsing never sets
-    /// it; the function pass reads it to pick the canonical instance and to keep functions
-    /// with optimized parameters.
+    /// `true_signature`: a function whose instance sits at a `.`-suffixed clone symbol
+    /// (`foo.isra.0`) is encoded under the clone's name with that instance's prototype, and
+    /// optimized parameters no longer skip a function. Not for the functions whose signature
+    /// clang changed (`final_pass::true_signature_applies`).
     pub true_signature: bool,
     /// `layout` was asked for. Not implemented: pahole HEAD has libbpf add its kind layout
     /// section (a `btf_layout` record per kind, and a 32-byte header pointing at it) to base
@@ -182,9 +183,6 @@ impl Features {
                     )));
                 }
                 self.layout = true;
-            } else if UNIMPLEMENTED.contains(&name) {
-                // As pahole treats a feature whose libbpf check fails: not enabled.
-                unknown.push(format!("{name} (not implemented)"));
             } else if let Some(flag) = self.flag_mut(name) {
                 *flag = true;
             } else if strict {
@@ -328,10 +326,8 @@ pub fn supported_features() -> String {
 }
 
 /// Features pahole knows that dwarf2btf does not encode yet, left out of
-/// `--supported_btf_features`. `true_signature` is accepted and ignored, as pahole treats a
-/// feature whose libbpf check fails; `layout` is recorded and announced (see
-/// [`Features::layout`]).
-pub const UNIMPLEMENTED: &[&str] = &["true_signature", "layout"];
+/// `--supported_btf_features`: `layout` is recorded and announced (see [`Features::layout`]).
+pub const UNIMPLEMENTED: &[&str] = &["layout"];
 
 const LAYOUT_NOTICE_HEAD: &str = "feature 'layout' is not implemented";
 
@@ -501,10 +497,10 @@ mod tests {
     }
 
     #[test]
-    fn unimplemented_features_are_not_enabled_even_when_strict() {
-        let (f, unknown) = Features::from_lists(&["true_signature".into()], true).unwrap();
-        assert!(!f.true_signature);
-        assert_eq!(unknown, ["true_signature (not implemented)"]);
+    fn true_signature_is_enabled_by_name() {
+        let (f, unknown) = Features::from_lists(&["+true_signature".into()], true).unwrap();
+        assert!(f.true_signature && f.var && f.enum64);
+        assert!(unknown.is_empty());
     }
 
     #[test]

@@ -36,7 +36,7 @@ fn version_is_what_kconfig_can_read() {
 fn supported_features_are_accepted_strictly() {
     let list = stdout_of(&["--supported_btf_features"]);
     let list = list.trim();
-    assert!(list.contains("decl_tag_kfuncs") && !list.contains("true_signature"));
+    assert!(list.contains("decl_tag_kfuncs") && list.contains("true_signature"));
     assert!(!list.contains("layout"), "{list}");
     let fixture = &fixtures()[0];
     let out = scratch("cli").join("strict.btf");

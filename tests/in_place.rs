@@ -279,6 +279,38 @@ fn allocated_btf_is_refused_and_the_file_untouched() {
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
 }
 
+/// An empty allocated `.BTF` (ld.lld keeps the kernel linker script's empty output section in
+/// `.tmp_vmlinux1`, where link-vmlinux.sh runs `pahole -J`) is filled as an unallocated one
+/// would be, and llvm-objcopy extracts what the detached output holds.
+#[test]
+fn empty_allocated_btf_is_filled() {
+    let original = build(&KINDS[0], "in_place_empty_alloc_src");
+    let dir = scratch("in_place_empty_alloc");
+    let target = dir.join("empty.o");
+    run_ok(
+        Command::new(tool("objcopy"))
+            .arg("--add-section=.BTF=/dev/null")
+            .args(["--set-section-flags", ".BTF=alloc,readonly"])
+            .arg(&original)
+            .arg(&target),
+    );
+    run_ok(Command::new(bin()).arg("-J").arg(&target));
+    let detached = dir.join("detached.btf");
+    let o = encode(&original, &detached, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let extracted = dir.join("extracted.btf");
+    run_ok(
+        Command::new(tool("llvm-objcopy"))
+            .args(["-O", "binary", "--only-section=.BTF"])
+            .arg(&target)
+            .arg(&extracted),
+    );
+    assert_eq!(
+        std::fs::read(&extracted).unwrap(),
+        std::fs::read(&detached).unwrap()
+    );
+}
+
 /// pahole's getopt reads `-j` alone as "one job per CPU": the next word is the input.
 #[test]
 fn bare_j_does_not_take_the_file_as_its_value() {

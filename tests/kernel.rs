@@ -126,6 +126,55 @@ fn kernel_function_skips_match_pahole_head() {
     }
 }
 
+/// With `true_signature` (gcc's clones encoded under their own names, `foo.isra.0`, with the
+/// prototype of their DWARF instance): the output and the `-V` skip log equal pahole HEAD's.
+#[test]
+fn kernel_true_signature_matches_pahole_head() {
+    let Some(vmlinux) = pinned_vmlinux("kernel_true_signature_matches_pahole_head") else {
+        return;
+    };
+    let out = scratch("kernel").join("vmlinux-true-signature.btf");
+    let features = format!("{KERNEL_FEATURES},true_signature");
+    let o = encode(
+        &vmlinux,
+        &out,
+        &[&features, "--lang_exclude=rust", "-j2", "-V"],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let oracle = oracle_true_signature_btf();
+    if sections(&out) != sections(&oracle) {
+        let d = run(Command::new(bin()).arg("diff").arg(&out).arg(&oracle));
+        panic!("differs from pahole HEAD's:\n{}", text(&d));
+    }
+    let mut skips: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| l.contains(" : skipping BTF encoding of function due to "))
+        .map(str::to_string)
+        .collect();
+    skips.sort();
+    let expected: Vec<String> = std::fs::read_to_string(oracle_true_signature_skipped())
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    if let Some(m) = compare::skip_log_mismatch(&skips, &expected) {
+        panic!("the skip log differs from pahole HEAD's: {m}");
+    }
+    let clones = run_ok(
+        Command::new(tool("bpftool"))
+            .args(["btf", "dump", "file"])
+            .arg(&out),
+    );
+    let named_clones = String::from_utf8_lossy(&clones.stdout)
+        .lines()
+        .filter(|l| l.contains("] FUNC '") && l.contains(".isra."))
+        .count();
+    assert!(
+        named_clones > 10,
+        "only {named_clones} FUNCs named after .isra clones"
+    );
+}
+
 /// -j1/-j2/-j8/-j64 and the three table designs all give the same bytes on the kernel, and
 /// their `--stats` count the same instances saved.
 #[test]

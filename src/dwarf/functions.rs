@@ -57,10 +57,12 @@
 //!   a variadic function gets a trailing `{"", 0}`.
 //!
 //! Left out (documented differences):
-//! - `true_signature` is not implemented: `features.true_signature` is ignored and the
-//!   analysis is always the default one (no `loc_const_value`/`loc_stack` rules, no
-//!   `DW_OP_piece` field bitmaps, no `<param>__<member>` renaming or member-type switch, no
-//!   dropping of optimized parameters of changed signatures).
+//! - `true_signature`'s parameter analysis (`true_sig_enabled`, for the functions whose
+//!   signature clang changed) is not ported: the analysis is always the default one (no
+//!   `loc_const_value`/`loc_stack` rules, no `DW_OP_piece` field bitmaps, no
+//!   `<param>__<member>` renaming or member-type switch, no dropping of optimized parameters);
+//!   the final pass decides such functions as without `true_signature`. gcc never sets
+//!   `signature_changed`, so for gcc input `true_signature` is pahole HEAD's.
 //! - pahole also re-runs `ftype__recode_dwarf_types` on the abstract origin of every inlined
 //!   subroutine met while recoding a function body. Such an origin is an abstract instance
 //!   whose parameters have their own types, so re-running changes nothing unless the origin is

@@ -20,7 +20,7 @@ use crate::btf::{kinds, Btf, Kind};
 use crate::config::Features;
 use crate::error::{Error, Result};
 use crate::functions::instance::{flags, FuncInstance};
-use crate::input::symbols::{ElfFunction, ElfFunctions};
+use crate::input::symbols::{ElfFunction, ElfFunctionSym, ElfFunctions};
 
 /// `KF_FASTCALL` in a kfunc's BTF_ID_FLAGS.
 const KF_FASTCALL: u32 = 1 << 12;
@@ -54,6 +54,19 @@ pub struct FuncStats {
     pub emitted: usize,
     /// ELF functions with instances that were not encoded (a skip reason applied).
     pub skipped: usize,
+    /// With `true_signature`: functions whose signature clang changed (`DW_CC_nocall`),
+    /// decided as without it ([`true_signature_applies`]).
+    pub true_signature_fallbacks: usize,
+}
+
+/// Whether `true_signature` applies to a function. Not to one whose signature clang changed
+/// (`DW_CC_nocall`): pahole HEAD rewrites such a prototype from its true-signature parameter
+/// analysis (`function__analyze_parameter_locations` with `true_sig_enabled`: constant and
+/// stack locations, `DW_OP_piece` members renamed `param__member`), which is not ported, so
+/// the function is decided as without `true_signature` (skipped for optimized parameters
+/// where pahole's default would skip it) rather than encoded with a prototype its ABI lacks.
+pub fn true_signature_applies(features: &Features, summary: &FuncSummary) -> bool {
+    features.true_signature && !summary.first().has(flags::SIGNATURE_CHANGED)
 }
 
 /// pahole's reasons not to encode a function, in the order the final pass checks them; when
@@ -110,6 +123,10 @@ pub struct Decision<'d, 'e> {
     pub summary: &'d FuncSummary,
     /// The instance a FUNC is encoded from.
     pub canonical: &'d FuncInstance,
+    /// With `true_signature`: the symbol whose name the FUNC takes instead of the function's
+    /// (a clone's, `foo.isra.0`), `canonical` being the clone's instance. No skip reason
+    /// applies then.
+    pub true_signature: Option<&'d ElfFunctionSym<'e>>,
     /// The first instance whose prototype does not match the first instance's, when the pass
     /// compares it.
     pub inconsistent: Option<&'d FuncInstance>,
@@ -121,14 +138,29 @@ impl<'d, 'e> Decision<'d, 'e> {
     /// pahole HEAD's `btf_encoder__add_saved_funcs` rules for one function.
     pub fn new(elf: &'d ElfFunction<'e>, summary: &'d FuncSummary, features: &Features) -> Self {
         let inconsistent = summary.inconsistent();
+        let applies = true_signature_applies(features, summary);
+        let true_signature = applies
+            .then(|| summary.true_signature())
+            .flatten()
+            .and_then(|i| Some((i, elf.dot_symbol_at(i.addr)?)));
+        if let Some((canonical, sym)) = true_signature {
+            return Decision {
+                elf,
+                summary,
+                canonical,
+                true_signature: Some(sym),
+                inconsistent,
+                reasons: 0,
+            };
+        }
         let flags = summary.flags();
-        let canonical = summary.canonical(features.true_signature);
+        let canonical = summary.canonical(applies);
         let applies = [
             flags & flags::UNEXPECTED_REG != 0,
             features.consistent_func && inconsistent.is_some(),
             flags & flags::UNCERTAIN_PARM_LOC != 0,
             flags & flags::REORDERED_PARM != 0,
-            canonical.optimized_skip(features.true_signature),
+            canonical.optimized_skip(applies),
             elf.ambiguous_addr,
         ];
         let reasons = SkipReason::ALL
@@ -140,6 +172,7 @@ impl<'d, 'e> Decision<'d, 'e> {
             elf,
             summary,
             canonical,
+            true_signature: None,
             inconsistent,
             reasons,
         }
@@ -210,6 +243,9 @@ impl<W: Write> FinalPass<'_, W> {
             for s in summary.instances_mut() {
                 self.translate(s);
             }
+            if self.features.true_signature && !true_signature_applies(self.features, &summary) {
+                stats.true_signature_fallbacks += 1;
+            }
             if self.add_summary(elf, &summary)? {
                 stats.emitted += 1;
             } else {
@@ -244,13 +280,18 @@ impl<W: Write> FinalPass<'_, W> {
             return Ok(false);
         }
         let canonical = decision.canonical;
+        if let Some(sym) = decision.true_signature {
+            // btf_encoder__add_true_signature: btf_encoder__add_func under the clone's name.
+            self.add_func(sym.name, canonical)?;
+            return Ok(true);
+        }
         let tag_kfunc = elf.kfunc && self.features.decl_tag_kfuncs;
         let fn_id = if tag_kfunc && self.features.attributes {
             let mut state = canonical.clone();
             self.add_arena_attrs(elf, &mut state)?;
-            self.add_func(elf, &state)?
+            self.add_func(elf.name, &state)?
         } else {
-            self.add_func(elf, canonical)?
+            self.add_func(elf.name, canonical)?
         };
         if tag_kfunc && self.features.decl_tag {
             self.btf.add_decl_tag(b"bpf_kfunc", fn_id, -1)?;
@@ -301,15 +342,16 @@ impl<W: Write> FinalPass<'_, W> {
         self.btf.add_ref(Kind::Ptr, None, tagged)
     }
 
-    /// `btf_encoder__add_func`: FUNC_PROTO, FUNC (static, ELF base name), decl tags.
-    fn add_func(&mut self, elf: &ElfFunction<'_>, s: &FuncInstance) -> Result<u32> {
+    /// `btf_encoder__add_func`: FUNC_PROTO, FUNC (static, named `name`: the ELF base name, or
+    /// a clone's for a true signature), decl tags.
+    fn add_func(&mut self, name: &str, s: &FuncInstance) -> Result<u32> {
         let proto = self.btf.add_func_proto(s.ret)?;
         for (name, ty) in s.params.iter() {
             self.btf.add_func_param(Some(name), *ty)?;
         }
         let fn_id = self
             .btf
-            .add_func(elf.name.as_bytes(), kinds::FUNC_STATIC, proto)?;
+            .add_func(name.as_bytes(), kinds::FUNC_STATIC, proto)?;
         for (value, component) in s.annots.iter() {
             self.btf.add_decl_tag(value, fn_id, *component)?;
         }

@@ -35,6 +35,8 @@ use crate::functions::instance::{flags, FuncInstance};
 const BLOCKING: u8 = flags::UNEXPECTED_REG | flags::REORDERED_PARM;
 /// Flags ORed over all instances into the first.
 pub const COMBINED: u8 = flags::UNEXPECTED_REG | flags::UNCERTAIN_PARM_LOC | flags::REORDERED_PARM;
+/// Flags that, on an instance or any before it, keep a true signature from being encoded.
+const UNTRUSTED: u8 = flags::UNEXPECTED_REG | flags::UNCERTAIN_PARM_LOC;
 
 /// What the final pass needs of a set of instances of one function; see the module docs.
 #[derive(Clone, Debug)]
@@ -48,6 +50,10 @@ pub struct FuncSummary {
     at_symbol: Option<Role>,
     /// The first such instance not skipped for optimized parameters (without true_signature).
     at_symbol_unskipped: Option<Role>,
+    /// The first instance at the address of a `.`-suffixed symbol ([`flags::DOT_SYMBOL`]).
+    at_dot_symbol: Option<Role>,
+    /// DWARF position of the first instance with an [`UNTRUSTED`] flag.
+    untrusted_at: Option<(u32, u32)>,
     /// DWARF position of the first instance with a [`BLOCKING`] flag.
     blocking_at: Option<(u32, u32)>,
     /// OR of every instance's [`COMBINED`] flags.
@@ -68,6 +74,8 @@ impl FuncSummary {
             mismatch: None,
             at_symbol,
             at_symbol_unskipped: at_symbol.filter(|_| !instance.optimized_skip(false)),
+            at_dot_symbol: instance.has(flags::DOT_SYMBOL).then_some(0),
+            untrusted_at: (instance.flags & UNTRUSTED != 0).then_some(instance.order),
             blocking_at: (instance.flags & BLOCKING != 0).then_some(instance.order),
             combined: instance.flags & COMBINED,
             count: 1,
@@ -102,7 +110,8 @@ impl FuncSummary {
         };
         let at_symbol = pick(|s| s.at_symbol);
         let at_symbol_unskipped = pick(|s| s.at_symbol_unskipped);
-        let blocking_at = match (self.blocking_at, other.blocking_at) {
+        let at_dot_symbol = pick(|s| s.at_dot_symbol);
+        let earliest = |a: Option<(u32, u32)>, b: Option<(u32, u32)>| match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
@@ -112,7 +121,9 @@ impl FuncSummary {
             mismatch: mismatch.map(|p| kept.keep(p)),
             at_symbol: at_symbol.map(|p| kept.keep(p)),
             at_symbol_unskipped: at_symbol_unskipped.map(|p| kept.keep(p)),
-            blocking_at,
+            at_dot_symbol: at_dot_symbol.map(|p| kept.keep(p)),
+            blocking_at: earliest(self.blocking_at, other.blocking_at),
+            untrusted_at: earliest(self.untrusted_at, other.untrusted_at),
             combined: self.combined | other.combined,
             count: self.count + other.count,
             kept: kept.out,
@@ -152,6 +163,18 @@ impl FuncSummary {
             self.at_symbol_unskipped
         };
         self.at(unskipped.or(self.at_symbol).unwrap_or(self.first))
+    }
+
+    /// `btf_encoder__add_true_signature`: the first instance at a `.`-suffixed symbol's
+    /// address, unless it or an instance before it has an [`UNTRUSTED`] flag (pahole ORs
+    /// those flags into each instance from the first to it). pahole's own per-instance
+    /// `ambiguous_addr` is never set, so an ambiguous address does not stop it.
+    pub fn true_signature(&self) -> Option<&FuncInstance> {
+        let candidate = self.at(self.at_dot_symbol?);
+        match self.untrusted_at {
+            Some(u) if u <= candidate.order => None,
+            _ => Some(candidate),
+        }
     }
 
     /// How many instances were folded in.
@@ -227,7 +250,9 @@ impl FuncSummary {
             mismatch: None,
             at_symbol: None,
             at_symbol_unskipped: None,
+            at_dot_symbol: None,
             blocking_at: None,
+            untrusted_at: None,
             combined: 0,
             count: 0,
         }
@@ -242,8 +267,16 @@ mod tests {
 
     /// What the final pass reads, by the walk over every instance in DWARF order that pahole's
     /// `btf_encoder__add_saved_funcs` does: (first, first compared mismatch, first's flags
-    /// after ORing, canonical with and without true_signature), as DWARF positions.
-    type Decision = ((u32, u32), Option<(u32, u32)>, u8, (u32, u32), (u32, u32));
+    /// after ORing, canonical with and without true_signature, the true signature's
+    /// instance), as DWARF positions.
+    type Decision = (
+        (u32, u32),
+        Option<(u32, u32)>,
+        u8,
+        (u32, u32),
+        (u32, u32),
+        Option<(u32, u32)>,
+    );
 
     fn walk(mut all: Vec<FuncInstance>) -> Decision {
         all.sort_by_key(|s| s.order);
@@ -264,12 +297,20 @@ mod tests {
             };
             at(false).or(at(true)).unwrap_or(&all[0]).order
         };
+        // btf_encoder__add_true_signature: each instance carries the OR of the untrusted
+        // flags from the first instance to it.
+        let mut untrusted = 0;
+        let true_signature = all.iter().find_map(|s| {
+            untrusted |= s.flags & UNTRUSTED;
+            (s.has(flags::DOT_SYMBOL) && untrusted == 0).then_some(s.order)
+        });
         (
             all[0].order,
             mismatch,
             first_flags,
             canonical(false),
             canonical(true),
+            true_signature,
         )
     }
 
@@ -280,6 +321,7 @@ mod tests {
             s.flags(),
             s.canonical(false).order,
             s.canonical(true).order,
+            s.true_signature().map(|t| t.order),
         )
     }
 
@@ -307,7 +349,7 @@ mod tests {
 
     fn instance(rng: &mut Rng, order: u32, sigs: &[Signature]) -> FuncInstance {
         let mut f = 0u8;
-        for bit in 0..7 {
+        for bit in 0..8 {
             // Rare flags, so that most sets are neither all blocked nor all skipped.
             if rng.below(6) == 0 {
                 f |= 1 << bit;
@@ -353,7 +395,7 @@ mod tests {
             inconsistent += usize::from(want.1.is_some());
             assert_eq!(decision(&merged), want);
             assert_eq!(merged.count(), n);
-            assert!(merged.held() <= 4);
+            assert!(merged.held() <= 5);
         }
         assert!(
             inconsistent > 2000,

@@ -26,9 +26,12 @@ pub mod flags {
     pub const OPTIMIZED_SYMBOL: u8 = 1 << 5;
     /// The instance's address is that of one of the function's ELF symbols.
     pub const AT_SYMBOL: u8 = 1 << 6;
+    /// The instance's address is that of a symbol with a `.` suffix (`foo.isra.0`): with
+    /// `true_signature`, its prototype is encoded under that name.
+    pub const DOT_SYMBOL: u8 = 1 << 7;
 
     /// Every flag and its name, as `dwarf2btf why` shows them.
-    pub const NAMES: [(u8, &str); 7] = [
+    pub const NAMES: [(u8, &str); 8] = [
         (OPTIMIZED_PARMS, "optimized_parms"),
         (UNEXPECTED_REG, "unexpected_reg"),
         (UNCERTAIN_PARM_LOC, "uncertain_parm_loc"),
@@ -36,6 +39,7 @@ pub mod flags {
         (SIGNATURE_CHANGED, "signature_changed"),
         (OPTIMIZED_SYMBOL, "optimized_symbol"),
         (AT_SYMBOL, "at_symbol"),
+        (DOT_SYMBOL, "dot_symbol"),
     ];
 }
 
@@ -125,6 +129,9 @@ pub fn save_instance(found: FoundFunction<'_, '_>) -> FuncInstance {
     }
     if elf_fn.syms.iter().any(|s| s.addr == func.addr) {
         f |= flags::AT_SYMBOL;
+    }
+    if func.addr != 0 && elf_fn.dot_symbol_at(func.addr).is_some() {
+        f |= flags::DOT_SYMBOL;
     }
     let params: Box<[(Box<[u8]>, u32)]> = func
         .params

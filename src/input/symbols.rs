@@ -50,6 +50,16 @@ pub struct ElfFunction<'a> {
     pub kfunc_flags: u32,
 }
 
+impl<'a> ElfFunction<'a> {
+    /// The first symbol at `addr` whose name has a `.` suffix (`foo.isra.0`): the name
+    /// `true_signature` encodes a clone's prototype under.
+    pub fn dot_symbol_at(&self, addr: u64) -> Option<&ElfFunctionSym<'a>> {
+        self.syms
+            .iter()
+            .find(|s| s.addr == addr && s.name.contains('.'))
+    }
+}
+
 /// The ELF functions table, sorted by name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ElfFunctions<'a> {

@@ -11,8 +11,13 @@
 //! renamed over it (see [`super`]), so on any error the input is untouched.
 //!
 //! Sections are added as objcopy's `--add-section` adds them (SHT_PROGBITS, no flags,
-//! alignment 1). An allocated section (the `.BTF` of a final vmlinux, inside a loadable
-//! segment) cannot be replaced this way, and is refused.
+//! alignment 1). An allocated section with contents (the `.BTF` of a final vmlinux, inside a
+//! loadable segment) cannot be replaced this way, and is refused. An allocated section that is
+//! empty is replaced like any other: ld.lld keeps the linker script's empty `.BTF` output
+//! section in `.tmp_vmlinux1` (GNU ld drops it), where the kernel's `link-vmlinux.sh` runs
+//! `pahole -J` and then extracts `.BTF` with objcopy; its data then lies outside the segment
+//! that holds its address, which nothing loads (pahole, through libelf, rewrites the layout of
+//! the whole file instead).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -324,7 +329,7 @@ impl Headers {
         let mut targets = Vec::new();
         for (name, _) in sections {
             let index = match self.find(name) {
-                Some(i) if shdrs[i].flags & SHF_ALLOC != 0 => {
+                Some(i) if shdrs[i].flags & SHF_ALLOC != 0 && shdrs[i].size != 0 => {
                     return Err(format!(
                         "its {name} section is allocated (part of a loaded segment) and cannot be replaced; use --btf_encode_detached"
                     ))

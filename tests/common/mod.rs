@@ -372,6 +372,16 @@ pub fn oracle_skipped() -> PathBuf {
     data("vmlinux-6.1.0-57-cloud-amd64.pahole-head.skipped.txt")
 }
 
+/// pahole HEAD's output for the reference kernel with `true_signature` too (tests/data).
+pub fn oracle_true_signature_btf() -> PathBuf {
+    decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-head-true-signature.btf")
+}
+
+/// Its `-V` function skip lines.
+pub fn oracle_true_signature_skipped() -> PathBuf {
+    data("vmlinux-6.1.0-57-cloud-amd64.pahole-head-true-signature.skipped.txt")
+}
+
 /// The function table line and the owners-per-function line of `--stats`.
 #[derive(Debug, PartialEq)]
 pub struct TableCounters {
