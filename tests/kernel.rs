@@ -34,15 +34,20 @@ fn kernel_run() -> Option<&'static (PathBuf, Vec<String>, TableCounters)> {
             "encoding the kernel failed: {}",
             text(&o)
         );
-        let mut skips: Vec<String> = String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .filter(|l| l.contains(" : skipping BTF encoding of function due to "))
-            .map(str::to_string)
-            .collect();
-        skips.sort();
-        Some((out, skips, TableCounters::parse(&o)))
+        Some((out, skip_lines(&o), TableCounters::parse(&o)))
     })
     .as_ref()
+}
+
+/// The `-V` function skip lines of a run, sorted.
+fn skip_lines(o: &std::process::Output) -> Vec<String> {
+    let mut skips: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| l.contains(" : skipping BTF encoding of function due to "))
+        .map(str::to_string)
+        .collect();
+    skips.sort();
+    skips
 }
 
 fn kernel_btf() -> Option<&'static PathBuf> {
@@ -146,12 +151,7 @@ fn kernel_true_signature_matches_pahole_head() {
         let d = run(Command::new(bin()).arg("diff").arg(&out).arg(&oracle));
         panic!("differs from pahole HEAD's:\n{}", text(&d));
     }
-    let mut skips: Vec<String> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter(|l| l.contains(" : skipping BTF encoding of function due to "))
-        .map(str::to_string)
-        .collect();
-    skips.sort();
+    let skips = skip_lines(&o);
     let expected: Vec<String> = std::fs::read_to_string(oracle_true_signature_skipped())
         .unwrap()
         .lines()
