@@ -237,6 +237,11 @@ impl<'a> Elf<'a> {
             section: section.to_string(),
             reason,
         };
+        // R_*_NONE (0 on every machine here): ld.lld -r leaves them where a relocation
+        // pointed into a discarded section (LTO modules' `.debug_addr`); libdw skips them too.
+        if matches!(rel.flags(), RelocationFlags::Elf { r_type } if r_type.0 == 0) {
+            return Ok(());
+        }
         let size = match rel.flags() {
             RelocationFlags::Elf { r_type } => reloc_size(self.machine, r_type.0),
             _ => None,
