@@ -6,5 +6,5 @@
 # its /init). Idempotent: skips apt when everything is present.
 set -euo pipefail
 
-"$(dirname "$0")/apt-install.sh" dwarves bpftool clang llvm lld dwz gcc libelf-dev zlib1g-dev pkg-config \
+"$(dirname "$0")/apt-install.sh" dwarves bpftool clang clang-16 llvm lld dwz gcc libelf-dev zlib1g-dev pkg-config \
   binutils time xz-utils strace qemu-system-x86 cpio libc6-dev

@@ -64,8 +64,8 @@ pub struct Features {
     pub attributes: bool,
     /// `true_signature`: a function whose instance sits at a `.`-suffixed clone symbol
     /// (`foo.isra.0`) is encoded under the clone's name with that instance's prototype, and
-    /// optimized parameters no longer skip a function. Not for the functions whose signature
-    /// clang changed (`final_pass::true_signature_applies`).
+    /// optimized parameters no longer skip a function; a function whose signature clang
+    /// changed gets its real prototype (`dwarf/functions/analysis.rs`).
     pub true_signature: bool,
     /// `layout` was asked for. Not implemented: pahole HEAD has libbpf add its kind layout
     /// section (a `btf_layout` record per kind, and a 32-byte header pointing at it) to base

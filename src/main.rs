@@ -440,14 +440,6 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
         eprintln!("dwarf2btf: {LAYOUT_NOTICE}");
     }
     let summary = pipeline::run(&config)?;
-    if summary.true_signature_fallbacks > 0 {
-        eprintln!(
-            "dwarf2btf: true_signature: {} functions whose signature clang changed \
-             (DW_CC_nocall) were decided as without it: pahole's true-signature analysis of \
-             their parameters is not implemented",
-            summary.true_signature_fallbacks
-        );
-    }
     if let Some(why) = &summary.nothing_written {
         eprintln!(
             "dwarf2btf: {}: {why}; nothing written",

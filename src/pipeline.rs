@@ -77,8 +77,6 @@ pub struct Summary {
     pub funcs: usize,
     /// ELF functions with DWARF instances that were not encoded (a skip reason applied).
     pub funcs_skipped: usize,
-    /// Functions `true_signature` did not apply to (`final_pass::true_signature_applies`).
-    pub true_signature_fallbacks: usize,
     /// Size of the BTF written, in bytes (the `.BTF` section's, for ELF output).
     pub bytes: usize,
     /// Nothing was written: the input has no DWARF, or no CU produced a type.
@@ -284,7 +282,6 @@ pub fn encode(
     .run(&funcs, groups)?;
     summary.funcs = stats.emitted;
     summary.funcs_skipped = stats.skipped;
-    summary.true_signature_fallbacks = stats.true_signature_fallbacks;
     summary.phases.push(clock.end("functions"));
     vars.add_datasecs(&mut btf, &mut secinfos)?;
     if !messages.is_empty() {

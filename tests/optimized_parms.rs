@@ -142,13 +142,14 @@ fn compiler_version(cc: &str) -> String {
     text.lines().next().unwrap_or_default().to_string()
 }
 
-/// pahole HEAD (`DWARF2BTF_PAHOLE_HEAD`) rewrites the oracle data for `so`.
-fn bless(pahole: &Path, name: &str, so: &Path) {
+/// pahole HEAD (`DWARF2BTF_PAHOLE_HEAD`) rewrites the oracle data for `so` encoded with
+/// `features`.
+fn bless(pahole: &Path, name: &str, so: &Path, features: &str) {
     let btf = Path::new(DATA).join(format!("{name}.btf"));
     let _ = std::fs::remove_file(&btf);
     let out = run_ok(
         Command::new(pahole)
-            .args(["-J", "-V", KERNEL_FEATURES])
+            .args(["-J", "-V", features])
             .arg(format!("--btf_encode_detached={}", btf.display()))
             .arg(so),
     );
@@ -162,45 +163,11 @@ fn bless(pahole: &Path, name: &str, so: &Path) {
 #[test]
 fn optimized_parameters_skipped_only_when_the_abi_changed_as_in_pahole_head() {
     let dir = scratch("optimized_parms");
-    let compilers = format!(
-        "{}\n{}\n",
-        compiler_version("gcc"),
-        compiler_version("clang")
-    );
-    let pahole = std::env::var_os("DWARF2BTF_PAHOLE_HEAD").map(PathBuf::from);
-    let recorded = Path::new(DATA).join("compilers.txt");
-    if pahole.is_some() {
-        std::fs::write(&recorded, &compilers).unwrap();
-    }
-    assert_eq!(
-        std::fs::read_to_string(&recorded).unwrap_or_default(),
-        compilers,
-        "the oracle in {DATA} was made with other compilers: rerun with \
-         DWARF2BTF_PAHOLE_HEAD=/path/to/pahole-head (tests/data/README.md)"
-    );
+    let pahole = oracle_maker("compilers.txt", &["gcc", "clang"]);
     let mut skipped_somewhere = Vec::new();
     for (name, cc, dwarf, nocall) in BUILDS {
         let so = build(&dir, name, cc, dwarf, nocall);
-        if let Some(p) = &pahole {
-            bless(p, name, &so);
-        }
-        let ours = dir.join(format!("{name}.btf"));
-        let out = encode(&so, &ours, &[KERNEL_FEATURES, "-V"]);
-        assert!(out.status.success(), "{name}: {}", text(&out));
-        let expected =
-            std::fs::read_to_string(Path::new(DATA).join(format!("{name}.skipped.txt"))).unwrap();
-        let got = skip_lines(&out.stdout);
-        assert_eq!(
-            got, expected,
-            "{name}: skip lines differ from pahole HEAD's"
-        );
-        let theirs = Path::new(DATA).join(format!("{name}.btf"));
-        let d = run(Command::new(bin()).arg("diff").arg(&theirs).arg(&ours));
-        assert!(
-            d.status.success(),
-            "{name}: BTF differs from pahole HEAD's:\n{}",
-            text(&d)
-        );
+        let got = compare_with_oracle(pahole.as_deref(), name, &so, KERNEL_FEATURES);
         skipped_somewhere.push((name, got));
     }
     // The fixture reaches every branch: nocall with an optimized parameter (own mark or the
@@ -245,6 +212,102 @@ fn optimized_parameters_skipped_only_when_the_abi_changed_as_in_pahole_head() {
         }
         assert!(!skipped(name, "global_unused"), "{name}");
     }
+}
+
+/// The pahole HEAD that rewrites the oracle (`DWARF2BTF_PAHOLE_HEAD`), if any; checks that
+/// the oracle was made with the installed `compilers` (recorded in `DATA/record`).
+fn oracle_maker(record: &str, compilers: &[&str]) -> Option<PathBuf> {
+    let versions: String = compilers
+        .iter()
+        .map(|cc| compiler_version(cc) + "\n")
+        .collect();
+    let pahole = std::env::var_os("DWARF2BTF_PAHOLE_HEAD").map(PathBuf::from);
+    let recorded = Path::new(DATA).join(record);
+    if pahole.is_some() {
+        std::fs::write(&recorded, &versions).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(&recorded).unwrap_or_default(),
+        versions,
+        "the oracle in {DATA} was made with other compilers: rerun with \
+         DWARF2BTF_PAHOLE_HEAD=/path/to/pahole-head (tests/data/README.md)"
+    );
+    pahole
+}
+
+/// Encodes `so` with `features` and `-V` and compares the BTF and the skip lines with the
+/// oracle `DATA/name.*` (rewritten first by `pahole`, when given); returns the skip lines.
+fn compare_with_oracle(pahole: Option<&Path>, name: &str, so: &Path, features: &str) -> String {
+    if let Some(p) = pahole {
+        bless(p, name, so, features);
+    }
+    let ours = so.with_extension("btf");
+    let out = encode(so, &ours, &[features, "-V"]);
+    assert!(out.status.success(), "{name}: {}", text(&out));
+    let expected =
+        std::fs::read_to_string(Path::new(DATA).join(format!("{name}.skipped.txt"))).unwrap();
+    let got = skip_lines(&out.stdout);
+    assert_eq!(
+        got, expected,
+        "{name}: skip lines differ from pahole HEAD's"
+    );
+    let theirs = Path::new(DATA).join(format!("{name}.btf"));
+    let d = run(Command::new(bin()).arg("diff").arg(&theirs).arg(&ours));
+    assert!(
+        d.status.success(),
+        "{name}: BTF differs from pahole HEAD's:\n{}",
+        text(&d)
+    );
+    got
+}
+
+/// `true_signature` on `tests/fixtures/true_signature.c`, compiled with gcc (clones) and
+/// clang 16 (`DW_CC_nocall`, which Debian's clang 14 never writes), DWARF 4 and 5: the BTF
+/// and the skip lines equal pahole HEAD's, with the feature and without.
+#[test]
+fn true_signatures_as_in_pahole_head() {
+    let dir = scratch("true_signature");
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/true_signature.c"
+    );
+    let pahole = oracle_maker("true-signature-compilers.txt", &["gcc", "clang-16"]);
+    let true_sig = format!("{KERNEL_FEATURES},true_signature");
+    let mut renamed = 0;
+    for (cc, dwarf) in [
+        ("gcc", "4"),
+        ("gcc", "5"),
+        ("clang-16", "4"),
+        ("clang-16", "5"),
+    ] {
+        let base = format!("ts-{cc}-dwarf{dwarf}");
+        let so = dir.join(format!("{base}.so"));
+        run_ok(
+            Command::new(tool(cc))
+                .args([
+                    "-O2",
+                    "-fPIC",
+                    "-shared",
+                    &format!("-gdwarf-{dwarf}"),
+                    src,
+                    "-o",
+                ])
+                .arg(&so),
+        );
+        compare_with_oracle(pahole.as_deref(), &base, &so, KERNEL_FEATURES);
+        let name = format!("{base}-true-signature");
+        let copy = dir.join(format!("{name}.so"));
+        std::fs::copy(&so, &copy).unwrap();
+        compare_with_oracle(pahole.as_deref(), &name, &copy, &true_sig);
+        let listing = run_ok(
+            Command::new(tool("bpftool"))
+                .args(["btf", "dump", "file"])
+                .arg(copy.with_extension("btf")),
+        );
+        renamed += usize::from(String::from_utf8_lossy(&listing.stdout).contains("'p__hi'"));
+    }
+    // clang's builds pass pair_hi's aggregate as its one used member, renamed.
+    assert_eq!(renamed, 2, "p__hi is not in both clang builds");
 }
 
 #[test]

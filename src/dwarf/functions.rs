@@ -44,7 +44,7 @@
 //!   parameter (`ftype__recode_dwarf_types`), so an abstract instance reflects what its
 //!   out-of-line copies know.
 //! - `cu__resolve_func_ret_types_optimized`: `function__analyze_parameter_locations`
-//!   (`function__match_clang_parameter_locations` for clang without a changed signature),
+//!   (`functions/analysis.rs`, with `true_signature`'s rules for a signature clang changed),
 //!   then `optimized_parms` (a parameter optimized or without location), `unexpected_reg`
 //!   (unless a parameter is a struct by value through typedefs/const, `param__is_struct`), and
 //!   the LTO rule: a void function with an abstract origin takes the origin's return type (an
@@ -57,12 +57,6 @@
 //!   a variadic function gets a trailing `{"", 0}`.
 //!
 //! Left out (documented differences):
-//! - `true_signature`'s parameter analysis (`true_sig_enabled`, for the functions whose
-//!   signature clang changed) is not ported: the analysis is always the default one (no
-//!   `loc_const_value`/`loc_stack` rules, no `DW_OP_piece` field bitmaps, no
-//!   `<param>__<member>` renaming or member-type switch, no dropping of optimized parameters);
-//!   the final pass decides such functions as without `true_signature`. gcc never sets
-//!   `signature_changed`, so for gcc input `true_signature` is pahole HEAD's.
 //! - pahole also re-runs `ftype__recode_dwarf_types` on the abstract origin of every inlined
 //!   subroutine met while recoding a function body. Such an origin is an abstract instance
 //!   whose parameters have their own types, so re-running changes nothing unless the origin is
@@ -99,6 +93,7 @@ use super::locations::{Loc, Locations};
 use super::types::{Annot, CuTypes, DecodeError, Entry};
 use super::units::{Cu, R};
 
+mod analysis;
 mod output;
 use crate::btf::Kind;
 use crate::config::Features;
@@ -109,6 +104,9 @@ use crate::input::arch::{Arch, UNKNOWN_REG};
 pub struct Param<'a> {
     /// The name (empty when the DIE has none, or for the trailing vararg).
     pub name: &'a [u8],
+    /// With `true_signature`, the member of an aggregate the parameter stands for: it is
+    /// saved as `<name>__<member>` (empty: none).
+    pub member: &'a [u8],
     /// Small id of the type in the CU's types table (0 = void).
     pub ty: u32,
     /// What the location analysis found (not encoded; `dwarf2btf why` shows it).
@@ -189,6 +187,13 @@ struct Parm<'a> {
     loc_stack: bool,
     optimized: bool,
     unexpected_reg: bool,
+    /// `first_reg_fields`, `second_reg_fields`: which byte offsets of an aggregate each of
+    /// its two registers holds (`DW_OP_piece`).
+    first_fields: u64,
+    second_fields: u64,
+    /// `true_sig_member_name`/`true_sig_type`: the one member the pieces hold, by name and
+    /// small id, for `true_signature` (`parameter__finish_piece_decode`).
+    member: Option<(&'a [u8], u32)>,
 }
 
 /// A function while the CU is decoded.
@@ -522,6 +527,9 @@ impl<'a, 'd> Decoder<'a, 'd> {
                         loc_stack: false,
                         optimized: false,
                         unexpected_reg: false,
+                        first_fields: 0,
+                        second_fields: 0,
+                        member: None,
                     });
                 }
                 gimli::DW_TAG_unspecified_parameters => {
@@ -913,8 +921,48 @@ impl<'a, 'd> Decoder<'a, 'd> {
             p.loc_reg = facts.loc_reg.map_or(UNKNOWN_REG, i32::from);
             p.loc_const_value = facts.loc_const_value;
             p.loc_stack = facts.loc_stack;
+            p.first_fields = facts.first_fields;
+            p.second_fields = facts.second_fields;
+            self.parms[i].member = self.piece_member(&self.parms[i]);
         }
         Ok(())
+    }
+
+    /// `parameter__finish_piece_decode`: when the pieces put exactly one byte offset in one
+    /// register, the member of the parameter's own type (through typedefs and qualifiers) at
+    /// that offset, if it has a name and a type (`get_member_with_offset`).
+    fn piece_member(&self, p: &Parm<'a>) -> Option<(&'a [u8], u32)> {
+        let (first, second) = (p.first_fields, p.second_fields);
+        if (first == 0) == (second == 0) || first.count_ones() >= 2 || second.count_ones() >= 2 {
+            return None;
+        }
+        p.name?;
+        let offset = if first != 0 {
+            first.trailing_zeros()
+        } else {
+            self.addr_size + second.trailing_zeros()
+        };
+        let mut id = self.types.type_id_of(p.own_type?);
+        for _ in 0..MAX_CHAIN {
+            match *self.entry(id)? {
+                Entry::Typedef { ty, .. } | Entry::TypeTag { ty, .. } => id = ty,
+                Entry::Modifier { kind, ty } if kind != Kind::Ptr => id = ty,
+                Entry::Array { elem, .. } => id = elem,
+                Entry::Composite {
+                    union: false,
+                    size,
+                    ref members,
+                    ..
+                } if size != 0 => {
+                    let m = self.types.members[members.start as usize..members.end as usize]
+                        .iter()
+                        .find(|m| m.bit_offset != u32::MAX && m.bit_offset == offset * 8)?;
+                    return (!m.name.is_empty() && m.ty != 0).then_some((m.name, m.ty));
+                }
+                _ => return None,
+            }
+        }
+        None
     }
 
     /// `function__signature_changed`, for clang CUs.
@@ -1029,6 +1077,11 @@ impl<'a, 'd> Decoder<'a, 'd> {
                 if p.unexpected_reg {
                     o.unexpected_reg = true;
                 }
+                o.first_fields |= p.first_fields;
+                o.second_fields |= p.second_fields;
+                if o.member.is_none() {
+                    o.member = p.member;
+                }
                 let p = &mut self.parms[pi];
                 p.name = name;
                 p.ty = ty;
@@ -1087,76 +1140,6 @@ impl<'a, 'd> Decoder<'a, 'd> {
             }
         }
         false
-    }
-
-    /// `function__analyze_parameter_locations` (true signatures off).
-    fn analyze(&mut self, fi: usize) {
-        let f = &self.funcs[fi];
-        let range = f.parms.start as usize..f.parms.end as usize;
-        let clang = self.cu.producer_clang;
-        let check_locations = !clang || f.signature_changed;
-        let arch = self.arch;
-        let nr = arch.nr_register_params;
-        let addr_size = self.addr_size as i32;
-        let slots_of = |p: &Parm<'_>| -> usize {
-            if !arch.agg_use_two_regs || p.type_byte_size <= addr_size {
-                1
-            } else {
-                p.type_byte_size
-                    .saturating_add(addr_size - 1)
-                    .checked_div(addr_size)
-                    .unwrap_or(1)
-                    .max(1) as usize
-            }
-        };
-        let mut reg_idx = 0usize;
-        if !check_locations {
-            // function__match_clang_parameter_locations.
-            for p in &mut self.parms[range] {
-                let slots = slots_of(p);
-                if p.passed_in_memory {
-                    continue;
-                }
-                if reg_idx >= nr {
-                    break;
-                }
-                if p.loc_reg != UNKNOWN_REG {
-                    let in_window = (reg_idx..reg_idx + slots)
-                        .take_while(|&i| i < nr)
-                        .any(|i| p.loc_reg == arch.reg(i));
-                    if !in_window {
-                        p.unexpected_reg = true;
-                    }
-                }
-                reg_idx += slots;
-            }
-            return;
-        }
-        for p in &mut self.parms[range] {
-            let regs_available = reg_idx < nr;
-            let slots = slots_of(p);
-            let expected_reg = if regs_available {
-                arch.reg(reg_idx)
-            } else {
-                UNKNOWN_REG
-            };
-            let reg_slots = if p.passed_in_memory { 1 } else { slots };
-            let mut consumes_register = true;
-            if p.has_loc {
-                if !regs_available {
-                    consumes_register = false;
-                } else if p.loc_reg == UNKNOWN_REG {
-                    p.optimized = true;
-                } else if expected_reg >= 0 && expected_reg != p.loc_reg {
-                    p.unexpected_reg = true;
-                }
-            } else if p.has_const_value && !clang {
-                p.optimized = true;
-            }
-            if consumes_register {
-                reg_idx += reg_slots;
-            }
-        }
     }
 }
 

@@ -14,8 +14,9 @@
 //!   `DW_OP_stack_value` give the register at entry 0 only; `DW_OP_fbreg` (on the stack) and
 //!   constants likewise; `DW_OP_entry_value`/`DW_OP_GNU_entry_value` of a lone `DW_OP_regN`
 //!   gives it in any entry. Only the first register found counts (`parameter__set_loc_reg`).
-//! - Pieces of an aggregate larger than a register take the first register seen; the
-//!   `DW_OP_piece` field bitmaps only serve true signatures and are not kept.
+//! - Pieces of an aggregate larger than a register take the first register seen, and record
+//!   the byte offsets each register holds (`first_reg_fields`, `second_reg_fields`), which
+//!   `true_signature`'s analysis reads.
 //!
 //! Location lists are walked raw with gimli: the addresses are never needed, only the entries
 //! and their expressions (an `addrx` entry is still checked, as libdw fails on a bad index).
@@ -46,6 +47,10 @@ pub(super) struct LocFacts {
     pub loc_reg: Option<u8>,
     pub loc_const_value: bool,
     pub loc_stack: bool,
+    /// Byte offsets (bits) of the aggregate's pieces held in the first argument register.
+    pub first_fields: u64,
+    /// Byte offsets, from the second register's start, of the pieces held in it.
+    pub second_fields: u64,
 }
 
 impl LocFacts {
@@ -78,7 +83,7 @@ impl LocFacts {
             ops.len()
         };
         if len != 1 {
-            self.multi(ops, loc_num, aggregate);
+            self.multi(ops, loc_num, aggregate, sizes.addr as i64);
             return;
         }
         let op = ops[0];
@@ -100,9 +105,8 @@ impl LocFacts {
         }
     }
 
-    /// `parameter__multi_exprs` (the `DW_OP_piece` field bitmaps only serve true signatures
-    /// and are not kept).
-    fn multi(&mut self, ops: &[Op<'_>], loc_num: usize, aggregate: bool) {
+    /// `parameter__multi_exprs`.
+    fn multi(&mut self, ops: &[Op<'_>], loc_num: usize, aggregate: bool, addr_size: i64) {
         let first = ops[0].atom;
         if is_const(first) {
             if loc_num == 0 {
@@ -127,6 +131,28 @@ impl LocFacts {
         // register operation of any entry wins.
         if let Some(op) = ops.iter().find(|o| is_reg(o.atom)) {
             self.set_reg(op.atom);
+        }
+        // The pieces' byte offsets: a leading piece only sets where the next one starts (as
+        // pahole reads it); the operand is an `int` there.
+        let mut off: i64 = 0;
+        for (i, op) in ops.iter().enumerate() {
+            if gimli::DwOp(op.atom) != gimli::DW_OP_piece {
+                continue;
+            }
+            let size = i64::from(op.number as i32);
+            if i > 0 {
+                let (fields, at) = if off < addr_size {
+                    (&mut self.first_fields, off)
+                } else {
+                    (&mut self.second_fields, off - addr_size)
+                };
+                if (0..64).contains(&at) {
+                    *fields |= 1 << at;
+                }
+                off += size;
+            } else {
+                off = size;
+            }
         }
     }
 }

@@ -54,19 +54,6 @@ pub struct FuncStats {
     pub emitted: usize,
     /// ELF functions with instances that were not encoded (a skip reason applied).
     pub skipped: usize,
-    /// With `true_signature`: functions whose signature clang changed (`DW_CC_nocall`),
-    /// decided as without it ([`true_signature_applies`]).
-    pub true_signature_fallbacks: usize,
-}
-
-/// Whether `true_signature` applies to a function. Not to one whose signature clang changed
-/// (`DW_CC_nocall`): pahole HEAD rewrites such a prototype from its true-signature parameter
-/// analysis (`function__analyze_parameter_locations` with `true_sig_enabled`: constant and
-/// stack locations, `DW_OP_piece` members renamed `param__member`), which is not ported, so
-/// the function is decided as without `true_signature` (skipped for optimized parameters
-/// where pahole's default would skip it) rather than encoded with a prototype its ABI lacks.
-pub fn true_signature_applies(features: &Features, summary: &FuncSummary) -> bool {
-    features.true_signature && !summary.first().has(flags::SIGNATURE_CHANGED)
 }
 
 /// pahole's reasons not to encode a function, in the order the final pass checks them; when
@@ -138,8 +125,8 @@ impl<'d, 'e> Decision<'d, 'e> {
     /// pahole HEAD's `btf_encoder__add_saved_funcs` rules for one function.
     pub fn new(elf: &'d ElfFunction<'e>, summary: &'d FuncSummary, features: &Features) -> Self {
         let inconsistent = summary.inconsistent();
-        let applies = true_signature_applies(features, summary);
-        let true_signature = applies
+        let true_signature = features
+            .true_signature
             .then(|| summary.true_signature())
             .flatten()
             .and_then(|i| Some((i, elf.dot_symbol_at(i.addr)?)));
@@ -154,13 +141,13 @@ impl<'d, 'e> Decision<'d, 'e> {
             };
         }
         let flags = summary.flags();
-        let canonical = summary.canonical(applies);
+        let canonical = summary.canonical(features.true_signature);
         let applies = [
             flags & flags::UNEXPECTED_REG != 0,
             features.consistent_func && inconsistent.is_some(),
             flags & flags::UNCERTAIN_PARM_LOC != 0,
             flags & flags::REORDERED_PARM != 0,
-            canonical.optimized_skip(applies),
+            canonical.optimized_skip(features.true_signature),
             elf.ambiguous_addr,
         ];
         let reasons = SkipReason::ALL
@@ -242,9 +229,6 @@ impl<W: Write> FinalPass<'_, W> {
             };
             for s in summary.instances_mut() {
                 self.translate(s);
-            }
-            if self.features.true_signature && !true_signature_applies(self.features, &summary) {
-                stats.true_signature_fallbacks += 1;
             }
             if self.add_summary(elf, &summary)? {
                 stats.emitted += 1;

@@ -137,10 +137,15 @@ pub fn save_instance(found: FoundFunction<'_, '_>) -> FuncInstance {
         .params
         .iter()
         .map(|p| {
-            if !p.name.is_empty() {
-                chunk_btf.add_str(p.name);
+            let name: Box<[u8]> = if p.member.is_empty() {
+                Box::from(p.name)
+            } else {
+                [p.name, b"__", p.member].concat().into_boxed_slice()
+            };
+            if !name.is_empty() {
+                chunk_btf.add_str(&name);
             }
-            (Box::from(p.name), xlate(p.ty))
+            (name, xlate(p.ty))
         })
         .collect();
     let annots = func

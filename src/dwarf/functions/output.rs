@@ -1,7 +1,8 @@
 //! What `btf_encoder.c` takes from a decoded function: the parameter list
-//! `btf_encoder__save_func` records (`reordered_parm` drops optimized parameters, a variadic
-//! function gets a trailing `{"", 0}`), `ftype__has_arg_names` and
-//! `ftype__has_uncertain_arg_loc`.
+//! `btf_encoder__save_func` records (`reordered_parm` drops optimized parameters, so does
+//! `true_signature` for a signature clang changed, where a parameter standing for one member
+//! is named `<param>__<member>`; a variadic function gets a trailing `{"", 0}`),
+//! `ftype__has_arg_names` and `ftype__has_uncertain_arg_loc`.
 
 use super::{Decoder, FunctionInfo, Param, ParamLoc};
 use crate::dwarf::layout::Layout;
@@ -20,9 +21,14 @@ impl<'a> Decoder<'a, '_> {
             let parms = &self.parms[f.parms.start as usize..f.parms.end as usize];
             let mut params = Vec::with_capacity(parms.len() + usize::from(f.unspec));
             let mut left_out = Vec::new();
+            let true_sig = self.features.true_signature && f.signature_changed;
             for p in parms {
                 let param = Param {
                     name: p.name.unwrap_or(b""),
+                    member: match (true_sig, p.name, p.member) {
+                        (true, Some(_), Some((member, _))) => member,
+                        _ => b"",
+                    },
                     ty: p.ty,
                     loc: ParamLoc {
                         has_loc: p.has_loc,
@@ -34,7 +40,7 @@ impl<'a> Decoder<'a, '_> {
                         unexpected_reg: p.unexpected_reg,
                     },
                 };
-                if f.reordered_parm && (!p.has_loc || p.optimized) {
+                if (f.reordered_parm && (!p.has_loc || p.optimized)) || (true_sig && p.optimized) {
                     left_out.push(param);
                 } else {
                     params.push(param);
@@ -43,6 +49,7 @@ impl<'a> Decoder<'a, '_> {
             if f.unspec {
                 params.push(Param {
                     name: b"",
+                    member: b"",
                     ty: 0,
                     loc: ParamLoc::VARARG,
                 });
