@@ -221,8 +221,8 @@ impl Imports {
     }
 
     /// The DIE behind a local reference value that has [`IMPORTED`] set.
-    pub fn key(&self, local: u32) -> DieKey {
-        self.keys[(local & !IMPORTED) as usize]
+    pub fn key(&self, local: u32) -> Option<DieKey> {
+        self.keys.get((local & !IMPORTED) as usize).copied()
     }
 
     /// Marks the subtree of `local` walked; false if it was already.

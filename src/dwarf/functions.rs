@@ -352,6 +352,9 @@ impl<'a, 'd> Decoder<'a, 'd> {
 
     /// The local reference value of the DIE at `unit_offset` of the unit being read.
     fn local(&self, unit_offset: usize) -> Option<u32> {
+        if unit_offset >= self.cu.header.length_including_self() {
+            return None;
+        }
         if !self.in_foreign_unit {
             return u32::try_from(unit_offset).ok();
         }
@@ -376,7 +379,9 @@ impl<'a, 'd> Decoder<'a, 'd> {
             let Some(unit) = self.types.unit_of_import(local) else {
                 continue;
             };
-            let key = self.types.imports.key(local);
+            let Some(key) = self.types.imports.key(local) else {
+                continue;
+            };
             let unit_offset = describe(key).0 as usize - unit.offset;
             self.cu = unit;
             self.in_foreign_unit = true;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use gimli::{AttributeValue, UnitOffset};
 
-use super::{CuTypes, DecodeError, Walker};
+use super::{CuTypes, DecodeError, Walker, VOID};
 use crate::dwarf::foreign::{
     describe, die_key, foreign_target, in_sup, section_of, DieKey, Target, IMPORTED,
 };
@@ -21,7 +21,7 @@ impl<'a> CuTypes<'a> {
 
     /// The unit of an imported DIE.
     pub fn unit_of_import(&self, local: u32) -> Option<&Cu<'a>> {
-        let key = self.imports.key(local);
+        let key = self.imports.key(local)?;
         let (offset, _) = describe(key);
         self.foreign_units.iter().map(|u| &**u).find(|u| {
             section_of(die_key(&u.header, u.sup, u.offset)) == section_of(key)
@@ -32,10 +32,9 @@ impl<'a> CuTypes<'a> {
     /// The section offset of the DIE with local reference value `local` of a CU whose unit
     /// starts at `die_base`, for messages.
     pub fn die_offset(&self, local: u32, die_base: u64) -> u64 {
-        if local & IMPORTED != 0 {
-            describe(self.imports.key(local)).0
-        } else {
-            die_base + u64::from(local)
+        match self.imports.key(local) {
+            Some(key) if local & IMPORTED != 0 => describe(key).0,
+            _ => die_base + u64::from(local),
         }
     }
 }
@@ -142,7 +141,13 @@ impl<'a> Walker<'a, '_> {
     }
 
     /// The local reference value of the DIE at `unit_offset` of the unit being walked.
+    /// A reference past the end of its unit (malformed DWARF) leads nowhere: void, as
+    /// libdw's failed lookup is for pahole.
     pub(super) fn local_of_unit_offset(&mut self, unit_offset: usize) -> Result<u32, DecodeError> {
+        let unit = self.unit();
+        if unit_offset >= unit.header.length_including_self() {
+            return Ok(VOID);
+        }
         match &self.foreign {
             None => Ok(unit_offset as u32),
             Some(unit) => {
