@@ -13,8 +13,9 @@ use crate::dwarf::foreign::{
 use crate::dwarf::units::{Cu, R};
 
 impl<'a> CuTypes<'a> {
-    /// The local reference value of a `DW_AT_type` that leaves the unit (`DW_FORM_ref_addr`,
-    /// `DW_FORM_ref_sig8`): the decoder imported every such type the CU references.
+    /// The local reference value of a reference that leaves the unit (`DW_FORM_ref_addr`,
+    /// `DW_FORM_ref_sig8`, `DW_FORM_GNU_ref_alt`), if its DIE was imported: the decoder
+    /// imports every type and abstract origin the CU's functions and variables reference.
     pub fn imported(&self, v: &AttributeValue<R<'_>>) -> Option<u32> {
         self.imports.lookup_value(v)
     }
