@@ -531,7 +531,9 @@ impl<'a> Walker<'a, '_> {
             let attrs = self.read_attrs(&attrs_buf, offset)?;
             self.on_die(tag, abbrev.has_children(), depth, offset, attrs)?;
         }
-        self.close_frames(0)?;
+        // Every frame, even one opened at a negative depth (more null entries than parents,
+        // in malformed DWARF), gets its entry.
+        self.close_frames(isize::MIN)?;
         Ok(())
     }
 
