@@ -24,7 +24,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use gimli::{AttributeValue, DwTag, EntriesRaw};
+use gimli::{AttributeValue, DwTag, EntriesRaw, UnitOffset};
 use rustc_hash::FxHashMap;
 
 use super::foreign::{DieKey, Imports, UnitIndex, IMPORTED};
@@ -479,7 +479,12 @@ impl<'a> Walker<'a, '_> {
                 continue;
             }
             skip_below = None;
-            let offset = self.local_of_unit_offset(unit_offset)?;
+            // The CU's own DIEs are their unit offsets; an imported subtree's are imports.
+            let offset = if subtree {
+                self.local_of_unit_offset(unit_offset)?
+            } else {
+                unit_offset as u32
+            };
             if subtree && !self.out.imports.mark_walked(offset) {
                 // Walked already, as an import or inside an earlier one.
                 raw.skip_attributes(abbrev.attributes())?;
@@ -558,7 +563,7 @@ impl<'a> Walker<'a, '_> {
                         .string(self.dwarf, attr.value())
                         .map_err(|e| self.err(offset, format!("DW_AT_name: {e}")))?
                 }
-                gimli::DW_AT_type => a.ty = Some(self.unit_ref(attr.value(), offset)?),
+                gimli::DW_AT_type => a.ty = Some(self.type_ref(attr.value(), offset)?),
                 gimli::DW_AT_byte_size => a.byte_size = udata(attr.raw_value()).unwrap_or(0),
                 gimli::DW_AT_encoding => {
                     if let AttributeValue::Encoding(e) = attr.value() {
@@ -593,6 +598,20 @@ impl<'a> Walker<'a, '_> {
             }
         }
         Ok(a)
+    }
+
+    /// [`Walker::unit_ref`] for `DW_AT_type`, with the common case (a reference into the CU
+    /// being walked) first.
+    #[inline]
+    fn type_ref(&mut self, v: AttributeValue<R<'a>>, offset: u32) -> Result<u32, DecodeError> {
+        match v {
+            AttributeValue::UnitRef(UnitOffset(o))
+                if self.foreign.is_none() && o < self.cu.header.length_including_self() =>
+            {
+                Ok(o as u32)
+            }
+            v => self.unit_ref(v, offset),
+        }
     }
 
     fn push_frame(

@@ -42,6 +42,7 @@ impl<'a> CuTypes<'a> {
 
 impl<'a> Walker<'a, '_> {
     /// The unit being walked.
+    #[inline]
     pub(super) fn unit(&self) -> &Cu<'a> {
         self.foreign.as_deref().unwrap_or(self.cu)
     }
@@ -144,6 +145,7 @@ impl<'a> Walker<'a, '_> {
     /// The local reference value of the DIE at `unit_offset` of the unit being walked.
     /// A reference past the end of its unit (malformed DWARF) leads nowhere: void, as
     /// libdw's failed lookup is for pahole.
+    #[inline]
     pub(super) fn local_of_unit_offset(&mut self, unit_offset: usize) -> Result<u32, DecodeError> {
         let unit = self.unit();
         if unit_offset >= unit.header.length_including_self() {
@@ -168,6 +170,7 @@ impl<'a> Walker<'a, '_> {
 
     /// A reference, as a local reference value: the unit offset of a DIE of the CU, or an
     /// import of a DIE of another unit.
+    #[inline]
     pub(super) fn unit_ref(
         &mut self,
         v: AttributeValue<R<'a>>,
