@@ -229,6 +229,8 @@ struct Headers {
     shstrtab: Vec<u8>,
     /// End of the program header table and of every segment's file contents.
     segments_end: u64,
+    /// The file's length: nothing past it is kept, whatever a header claims.
+    file_len: u64,
 }
 
 fn read_at(f: &mut File, off: u64, len: usize) -> std::result::Result<Vec<u8>, String> {
@@ -312,6 +314,7 @@ impl Headers {
             shstrndx,
             shstrtab,
             segments_end,
+            file_len,
         })
     }
 
@@ -364,7 +367,10 @@ impl Headers {
             .map(|(_, s)| s.end())
             .chain([self.class.ehdr_size() as u64, self.segments_end])
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            // A SHT_NOBITS section's offset, or a segment's, can point past the end of the
+            // file (malformed or not): there are no bytes there to keep.
+            .min(self.file_len);
         // A grown name table goes first, so that the new data ends the file's contents and
         // the next replacement of the same sections truncates it instead of leaving it behind.
         let mut at = keep;
