@@ -40,6 +40,12 @@ report_skips() {
 }
 trap report_skips EXIT
 
+# Every test's scratch files live under its own directory (tests/common's `scratch`): a path
+# two tests share races when they run at once, as they do from a fresh clone.
+if grep -rn 'CARGO_TARGET_TMPDIR' tests --include='*.rs' | grep -v '^tests/common/mod.rs:'; then
+  echo "test.sh: the lines above bypass tests/common's per-test scratch(); use scratch()" >&2
+  exit 1
+fi
 cargo test --release --workspace
 # The fuzzers' crash inputs once more with overflow checks on (a debug build): the arithmetic
 # overflows they found wrap silently in release, so only this run could see them return.

@@ -132,8 +132,7 @@ fn decode(path: &Path, features: &Features) -> Vec<Func> {
 
 /// Compiles `src` with `cc` and `flags` into an object file named after `name`.
 fn compile(name: &str, cc: &str, flags: &[&str], src: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dwarf_functions");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("dwarf_functions");
     let c = dir.join(format!("{name}.c"));
     let o = dir.join(format!("{name}.o"));
     std::fs::write(&c, src).unwrap();
@@ -476,7 +475,7 @@ int caller(int v) { return dropped(1, v) + dropped(2, v + 1); }
 #[test]
 fn clang_changed_signature() {
     for (tag, funcs) in build_all("nocall", "clang", &CLANG, CLANG_NOCALL) {
-        let o = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("dwarf_functions/{tag}.o"));
+        let o = common::scratch("dwarf_functions").join(format!("{tag}.o"));
         let dump = Command::new("llvm-dwarfdump")
             .arg("--debug-info")
             .arg(&o)
@@ -501,7 +500,8 @@ fn clang_changed_signature() {
 /// the ELF table's ambiguous address) must get the same reason here, with pahole's grouping by
 /// ELF function and canonical-state rules emulated. "Inconsistent prototype" needs BTF type
 /// comparison and is only checked for not hiding a later reason. The comparison is
-/// `compare::skip_reason_mismatches` (its negative control is in tests/negative_controls.rs).
+/// `compare::skip_reason_mismatches` (its negative control:
+/// `skip_reason_comparison_detects_a_changed_reason`).
 /// Decoding every CU of the kernel takes seconds in a release build (as scripts/test.sh and CI
 /// run it) and minutes in a debug build.
 #[test]

@@ -1,7 +1,8 @@
 //! The comparisons the differential tests make, in one place so that their negative controls
-//! (tests/negative_controls.rs) feed deliberately wrong outputs to the very functions the real
-//! tests call: dedup output against libbpf's, outputs across `-j` and table designs, and the
-//! function skip log and skip reasons against pahole HEAD's.
+//! (each beside the test it controls: `*_detects_a_*` in dedup_libbpf.rs, functions.rs,
+//! kernel.rs and dwarf_functions.rs) feed deliberately wrong outputs to the very functions the
+//! real tests call: dedup output against libbpf's, outputs across `-j` and table designs, and
+//! the function skip log and skip reasons against pahole HEAD's.
 
 use std::collections::BTreeMap;
 

@@ -63,11 +63,44 @@ pub fn run_ok(cmd: &mut Command) -> Output {
     out
 }
 
-/// A scratch directory for this test binary.
+/// The calling test's own scratch directory `name`:
+/// `target/tmp/<test binary>/<test name>/<name>`.
+///
+/// Tests of one binary run as threads of one process (and under nextest as processes side by
+/// side), so a path shared by two tests is a race: one test reads a file that the other is still
+/// writing. Keying every scratch path by the test that asks for it makes that impossible. The
+/// test's directory is emptied the first time this process asks for it, so a warm checkout
+/// starts from the same nothing as a fresh clone. What a `OnceLock` builds once per binary (the
+/// C fixtures, a decompressed oracle) lands in the directory of the test that happened to build
+/// it, and is only read after that.
+///
+/// Panics when called outside a test's own thread (the harness names it after the test): a
+/// helper thread has no test to key its files by.
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = test_scratch_root().join(name);
+    std::fs::create_dir_all(&dir)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
     dir
+}
+
+/// The calling test's scratch root, emptied on its first use in this process.
+fn test_scratch_root() -> PathBuf {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+    static STARTED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    let thread = std::thread::current();
+    let test = thread.name().filter(|name| *name != "main").expect(
+        "scratch() is called from a test's own thread, which the harness names after the test",
+    );
+    let test = test.replace("::", "__");
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(env!("CARGO_CRATE_NAME"))
+        .join(&test);
+    if STARTED.lock().unwrap().insert(test) && root.exists() {
+        std::fs::remove_dir_all(&root)
+            .unwrap_or_else(|e| panic!("cannot empty {}: {e}", root.display()));
+    }
+    root
 }
 
 /// The kernel's pahole flags (scripts/Makefile.btf for pahole >= 1.26).
@@ -349,17 +382,22 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A test-data file stored xz-compressed, decompressed once into this test binary's scratch.
+/// A test-data file stored xz-compressed, decompressed once per test binary (into the
+/// scratch of the test that first asks for it; the others wait for it and then read it).
 fn decompressed(name: &str) -> PathBuf {
-    let out = scratch("data").join(name);
-    if !out.is_file() {
-        let packed = data(&format!("{name}.xz"));
-        let o = run_ok(Command::new(tool("xz")).arg("-dc").arg(&packed));
-        let tmp = out.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, &o.stdout).unwrap();
-        std::fs::rename(&tmp, &out).unwrap();
-    }
-    out
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+    static DONE: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
+    let mut done = DONE.lock().unwrap();
+    done.entry(name.to_string())
+        .or_insert_with(|| {
+            let out = scratch("data").join(name);
+            let packed = data(&format!("{name}.xz"));
+            let o = run_ok(Command::new(tool("xz")).arg("-dc").arg(&packed));
+            std::fs::write(&out, &o.stdout).unwrap();
+            out
+        })
+        .clone()
 }
 
 /// pahole HEAD's output for the reference kernel (tests/data).
