@@ -3,8 +3,9 @@
 //!
 //! Own types that are their own canonical representative survive, in id order, renumbered
 //! from `start_id`; base ids keep their numbers. Every referenced id of every survivor (libbpf's
-//! IDS field order) becomes `new_id[resolve(id)]`. libbpf reuses `hypot_map` for the
-//! renumbering; so does this module. The result is built in fresh vectors so that the
+//! IDS field order) becomes `new_id[resolve(id)]`. libbpf reuses its dense `hypot_map`
+//! for the renumbering; here the hypothetical map is sparse, and `new_id` is allocated once the
+//! struct phase is over. The result is built in fresh vectors so that the
 //! [`crate::btf::Btf`] is only replaced once everything succeeded.
 
 use super::{for_each_id_field, Dedup, UNPROCESSED};
@@ -16,18 +17,15 @@ impl Dedup {
     pub(crate) fn compact_and_remap(&mut self) -> Result<(Vec<u32>, Vec<u32>)> {
         let start = self.types.start_id;
         let cnt = self.types.type_cnt();
-        for id in 0..start {
-            self.hypot[id as usize] = id;
-        }
+        let mut new_id: Vec<u32> = (0..start).collect();
+        new_id.resize(cnt as usize, UNPROCESSED);
         let mut kept = 0usize;
         let mut next = start;
         for id in start..cnt {
             if self.types.map(id) == id {
-                self.hypot[id as usize] = next;
+                new_id[id as usize] = next;
                 next += 1;
                 kept += self.types.rec_exact(id).len();
-            } else {
-                self.hypot[id as usize] = UNPROCESSED;
             }
         }
         let mut words = Vec::with_capacity(kept);
@@ -42,7 +40,7 @@ impl Dedup {
             let rec = &mut words[pos..];
             let mut bad = None;
             for_each_id_field(rec[1], |i| {
-                let new = self.hypot[self.resolve(rec[i]) as usize];
+                let new = new_id[self.resolve(rec[i]) as usize];
                 if new > MAX_NR_TYPES {
                     bad.get_or_insert(rec[i]);
                 } else {

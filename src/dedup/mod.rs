@@ -18,8 +18,9 @@
 //! * the candidate table (`table.rs`): a multimap from a type's signature hash to the
 //!   canonical ids with that hash, reproducing libbpf's hashmap bucket chains so that
 //!   candidates are tried in exactly libbpf's order.
-//! * `hypot_map`/`hypot_list`: the hypothetical canonical → candidate mapping built by one
-//!   graph-equivalence check, reset through the list of touched entries.
+//! * `hypot_map`/`hypot_list` (`hypot.rs`, held sparsely): the hypothetical canonical →
+//!   candidate mapping built by one graph-equivalence check, reset through the list of
+//!   touched entries.
 //!
 //! Phases, in libbpf's order (one module each):
 //!
@@ -81,6 +82,7 @@ mod compact;
 mod fwd;
 pub mod handover;
 mod hash;
+mod hypot;
 mod par;
 mod prim;
 mod refs;
@@ -97,6 +99,7 @@ use crate::btf::kinds::{self, kind, Kind, MAX_NR_TYPES};
 use crate::btf::Btf;
 use crate::error::{Error, Result};
 use hash::kind_of;
+use hypot::HypotMap;
 use table::CandTable;
 
 /// Options of [`dedup`], mirroring libbpf's `struct btf_dedup_opts`.
@@ -160,21 +163,21 @@ pub(crate) const UNPROCESSED: u32 = u32::MAX;
 /// kinds, every referenced id (in libbpf's IDS field order, FWD's `type` included) below the
 /// type count — and notes where each is and its kind (the base's are left for
 /// [`Dedup::new`]), in parallel. An error names the lowest bad id.
-fn own_recs(btf: &Btf, threads: usize) -> Result<Vec<Rec>> {
+fn own_recs(btf: &Btf, threads: usize) -> Result<Recs> {
     let (start, cnt) = (btf.start_id(), btf.type_cnt());
     let offs = btf.type_offsets();
-    let mut recs = vec![Rec::VOID; cnt as usize];
-    let own = &mut recs[start as usize..];
+    let mut recs = Recs::unset(cnt as usize);
+    let own = &mut recs.offs[start as usize..];
     let covered = par::for_chunks_mut(own, threads, |first, chunk| {
         let mut covered = 0usize;
-        for (i, rec) in chunk.iter_mut().enumerate() {
+        for (i, off) in chunk.iter_mut().enumerate() {
             let id = start + (first + i) as u32;
             let t = btf
                 .type_by_id(id)
                 .ok_or_else(|| Error::BadBtf(format!("type [{id}] is missing")))?;
             check_record(id, t.words, cnt)?;
             covered += t.words.len();
-            *rec = Rec::new(offs[first + i] as usize, t.words);
+            *off = offs[first + i];
         }
         Ok(covered)
     });
@@ -184,13 +187,22 @@ fn own_recs(btf: &Btf, threads: usize) -> Result<Vec<Rec>> {
             "type records do not cover the type section".into(),
         ));
     }
+    // The records are checked: each one's kind is its second word's.
+    let words = btf.type_words();
+    let Recs { offs, kinds } = &mut recs;
+    let own_offs = &offs[start as usize..];
+    par::for_chunks_mut(&mut kinds[start as usize..], threads, |first, chunk| {
+        for (i, k) in chunk.iter_mut().enumerate() {
+            *k = kind_of(&words[own_offs[first + i] as usize..]) as u8;
+        }
+    });
     Ok(recs)
 }
 
 /// The base records for the phases: `void` (three zero words) followed by every base record,
 /// all levels flattened, with the checks of [`own_recs`] (equivalence checks walk into the
 /// base) and each base id's place and kind noted in `recs`.
-fn flatten_base(btf: &Btf, recs: &mut [Rec]) -> Result<Vec<u32>> {
+fn flatten_base(btf: &Btf, recs: &mut Recs) -> Result<Vec<u32>> {
     let Some(base) = btf.base() else {
         return Ok(vec![0u32; 3]);
     };
@@ -212,7 +224,7 @@ fn flatten_base(btf: &Btf, recs: &mut [Rec]) -> Result<Vec<u32>> {
             let end = offs.get(i + 1).map_or(words.len(), |&e| e as usize);
             let w = &words[off as usize..end];
             check_record(id, w, cnt)?;
-            recs[id as usize] = Rec::new(shift + off as usize, w);
+            recs.set(id, shift + off as usize, w);
         }
     }
     Ok(flat)
@@ -280,13 +292,46 @@ pub(crate) fn for_each_id_field(info: u32, mut f: impl FnMut(usize)) {
     }
 }
 
-/// Where a type's record is (word offset into `base` below `start_id`, into `own` from it
-/// on) and its raw kind; fixed once dedup starts, so shared with the thread that orders the
-/// reference types.
-#[derive(Clone, Copy)]
-pub(crate) struct Rec {
-    off: u32,
-    kind: u32,
+/// Where each type's record is (word offset into `base` below `start_id`, into `own` from it
+/// on) and its raw kind, by id; fixed once dedup starts, so shared with the thread that orders
+/// the reference types. Two arrays (5 bytes an id) rather than one of pairs (8 with padding):
+/// on a kernel that is 3.4 M ids, and 10 MiB at dedup's peak.
+pub(crate) struct Recs {
+    offs: Vec<u32>,
+    kinds: Vec<u8>,
+}
+
+impl Recs {
+    /// `cnt` entries, each `void`'s (offset 0, kind UNKN) until set.
+    fn unset(cnt: usize) -> Self {
+        Recs {
+            offs: vec![0; cnt],
+            kinds: vec![kind::UNKN as u8; cnt],
+        }
+    }
+
+    /// Notes that the record of `id` is `rec`, at word offset `off`.
+    fn set(&mut self, id: u32, off: usize, rec: &[u32]) {
+        self.offs[id as usize] = off as u32;
+        self.kinds[id as usize] = kind_of(rec) as u8;
+    }
+
+    /// The word offset of the record of `id`.
+    #[inline(always)]
+    pub(crate) fn off(&self, id: u32) -> usize {
+        self.offs[id as usize] as usize
+    }
+
+    /// The raw kind of `id`.
+    #[inline(always)]
+    pub(crate) fn kind(&self, id: u32) -> u32 {
+        u32::from(self.kinds[id as usize])
+    }
+
+    /// One past the highest id.
+    pub(crate) fn type_cnt(&self) -> u32 {
+        self.offs.len() as u32
+    }
 }
 
 /// All type records, base and own, addressable by id, with the per-id dedup state.
@@ -297,7 +342,7 @@ pub(crate) struct Types {
     /// the thread that orders the reference types.
     own: Arc<Vec<u32>>,
     /// Per id: where its record is, and its kind.
-    recs: Arc<Vec<Rec>>,
+    recs: Arc<Recs>,
     /// `map`: atomic so that the thread classifying reference types can read it while the
     /// struct phase writes it (relaxed accesses are plain loads and stores).
     map: Arc<Vec<AtomicU32>>,
@@ -310,7 +355,8 @@ pub(crate) struct Types {
 pub(crate) struct Graph<'a> {
     base: &'a [u32],
     own: &'a [u32],
-    recs: &'a [Rec],
+    offs: &'a [u32],
+    kinds: &'a [u8],
     map: &'a [AtomicU32],
     start_id: u32,
 }
@@ -320,7 +366,7 @@ impl<'a> Graph<'a> {
     /// callers read the fixed fields and `vlen` entries only.
     #[inline(always)]
     pub(crate) fn rec(self, id: u32) -> &'a [u32] {
-        let off = self.recs[id as usize].off as usize;
+        let off = self.offs[id as usize] as usize;
         if id < self.start_id {
             &self.base[off..]
         } else {
@@ -331,7 +377,7 @@ impl<'a> Graph<'a> {
     /// The raw kind of `id`, without reading its record.
     #[inline(always)]
     pub(crate) fn kind(self, id: u32) -> u32 {
-        self.recs[id as usize].kind
+        u32::from(self.kinds[id as usize])
     }
 
     /// `map[id]`: the canonical id; any value above `MAX_NR_TYPES` means not mapped yet.
@@ -349,13 +395,13 @@ impl<'a> Graph<'a> {
 
     /// One past the highest id.
     pub(crate) fn type_cnt(self) -> u32 {
-        self.recs.len() as u32
+        self.offs.len() as u32
     }
 
     /// Where the record of own type `id` starts among the own record words.
     pub(crate) fn own_offset(self, id: u32) -> usize {
         debug_assert!(id >= self.start_id);
-        self.recs[id as usize].off as usize
+        self.offs[id as usize] as usize
     }
 
     /// How many own record words there are.
@@ -373,7 +419,8 @@ impl<'a> Graph<'a> {
     /// the outer caches.
     #[inline(always)]
     pub(crate) fn prefetch_entries(self, id: u32) {
-        ahead::prefetch_outer(&self.recs[id as usize]);
+        ahead::prefetch_outer(&self.offs[id as usize]);
+        ahead::prefetch_outer(&self.kinds[id as usize]);
         ahead::prefetch_outer(&self.map[id as usize]);
     }
 
@@ -418,7 +465,8 @@ impl Types {
         Graph {
             base: &self.base,
             own: &self.own,
-            recs: &self.recs,
+            offs: &self.recs.offs,
+            kinds: &self.recs.kinds,
             map: &self.map,
             start_id: self.start_id,
         }
@@ -462,10 +510,8 @@ impl Types {
 /// The dedup state (libbpf's `struct btf_dedup`); `map` lives in [`Types`].
 pub(crate) struct Dedup {
     pub(crate) types: Types,
-    /// `hypot_map[id]`: the candidate hypothetically equivalent to canonical `id` (reused
-    /// for the new ids when compacting).
-    pub(crate) hypot: Vec<u32>,
-    pub(crate) hypot_list: Vec<u32>,
+    /// `hypot_map` and `hypot_list` of the running equivalence check.
+    pub(crate) hypot: HypotMap,
     pub(crate) hypot_adjust_canon: bool,
     pub(crate) table: CandTable,
     /// Pending (candidate, canonical) pairs of the running `is_equiv`.
@@ -478,36 +524,22 @@ pub(crate) struct Dedup {
     marks: Vec<(&'static str, Instant)>,
 }
 
-impl Rec {
-    /// The entry of `void`, also a placeholder.
-    const VOID: Rec = Rec {
-        off: 0,
-        kind: kind::UNKN,
-    };
-
-    fn new(off: usize, rec: &[u32]) -> Rec {
-        Rec {
-            off: off as u32,
-            kind: kind_of(rec),
-        }
-    }
-}
-
 impl Dedup {
     /// `btf_dedup_new`: moves the own records out of `btf` (their offsets, and the
     /// flattened `base`'s, are in `recs`) and initialises the maps: everything unprocessed, except VAR
     /// and DATASEC, which are never deduplicated and map to themselves from the start.
-    fn new(btf: &mut Btf, base: Vec<u32>, recs: Vec<Rec>, opts: &DedupOptions) -> Self {
+    fn new(btf: &mut Btf, base: Vec<u32>, recs: Recs, opts: &DedupOptions) -> Self {
         let start_id = btf.start_id();
         let cnt = btf.type_cnt() as usize;
         let (words, own_offs, _) = btf.raw_parts_mut();
         let own = Arc::new(std::mem::take(words));
         *own_offs = Vec::new();
         let map = recs
+            .kinds
             .iter()
             .enumerate()
-            .map(|(id, r)| {
-                AtomicU32::new(match (id, r.kind) {
+            .map(|(id, &k)| {
+                AtomicU32::new(match (id, u32::from(k)) {
                     (0, _) => 0,
                     (_, kind::VAR | kind::DATASEC) => id as u32,
                     _ => UNPROCESSED,
@@ -522,8 +554,7 @@ impl Dedup {
                 map: Arc::new(map),
                 start_id,
             },
-            hypot: vec![UNPROCESSED; cnt],
-            hypot_list: Vec::new(),
+            hypot: HypotMap::default(),
             hypot_adjust_canon: false,
             table: CandTable::new(opts.force_collisions, cnt / 4),
             equiv_stack: Vec::new(),
@@ -536,7 +567,7 @@ impl Dedup {
     /// The own records and their offsets, handed back after a failure.
     fn into_own_records(self) -> (Vec<u32>, Vec<u32>) {
         let start = self.types.start_id as usize;
-        let offs = self.types.recs[start..].iter().map(|r| r.off).collect();
+        let offs = self.types.recs.offs[start..].to_vec();
         let own = Arc::try_unwrap(self.types.own).unwrap_or_else(|shared| (*shared).clone());
         (own, offs)
     }

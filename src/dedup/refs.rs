@@ -39,7 +39,7 @@ use std::hash::{Hash, Hasher};
 
 use super::handover::{self, Progress};
 use super::hash::{self, kind_of, vlen};
-use super::{for_each_id_field, Dedup, Rec};
+use super::{for_each_id_field, Dedup, Recs};
 use crate::btf::kinds::{self, kind};
 use crate::error::{Error, Result};
 use crate::sync::{AtomicU32, Ordering};
@@ -79,20 +79,20 @@ fn ref_field(t: &[u32], i: usize) -> Option<usize> {
 
 /// The own reference types (ids from `start_id`, records in `own` where `recs` says) in the
 /// order libbpf's depth-first walk finishes them.
-pub(crate) fn finish_order(own: &[u32], recs: &[Rec], start_id: u32) -> Result<Vec<u32>> {
+pub(crate) fn finish_order(own: &[u32], recs: &Recs, start_id: u32) -> Result<Vec<u32>> {
     #[derive(Clone, Copy, PartialEq)]
     enum State {
         Unseen,
         Open,
         Done,
     }
-    let rec = |id: u32| &own[recs[id as usize].off as usize..];
-    let is_ref = |id: u32| id >= start_id && is_ref_kind(recs[id as usize].kind);
-    let own_cnt = recs.len() - start_id as usize;
+    let rec = |id: u32| &own[recs.off(id)..];
+    let is_ref = |id: u32| id >= start_id && is_ref_kind(recs.kind(id));
+    let own_cnt = (recs.type_cnt() - start_id) as usize;
     let mut state = vec![State::Unseen; own_cnt];
     let mut order = Vec::new();
     let mut stack: Vec<(u32, usize)> = Vec::new();
-    for root in start_id..recs.len() as u32 {
+    for root in start_id..recs.type_cnt() {
         if !is_ref(root) || state[(root - start_id) as usize] == State::Done {
             continue;
         }
@@ -219,7 +219,7 @@ impl EarlyClasses {
 /// 2–4 are.
 struct KeyView<'a> {
     own: &'a [u32],
-    recs: &'a [Rec],
+    recs: &'a Recs,
     map: &'a [AtomicU32],
     progress: &'a Progress,
 }
@@ -228,7 +228,7 @@ impl KeyView<'_> {
     /// The canonical id of the non-reference type `id` once it is final (see `handover.rs`).
     fn final_id(&self, id: u32) -> Option<u32> {
         handover::final_id(self.map, self.progress, id, |t| {
-            self.recs[t as usize].kind == kind::FWD
+            self.recs.kind(t) == kind::FWD
         })
     }
 
@@ -236,7 +236,7 @@ impl KeyView<'_> {
     /// their final canonical ids and referenced reference types by their tagged class numbers;
     /// `false` if one of them is not final or not classified yet.
     fn canonical_key(&self, id: u32, key: &mut Vec<u32>) -> bool {
-        let rec = &self.own[self.recs[id as usize].off as usize..];
+        let rec = &self.own[self.recs.off(id)..];
         key.clear();
         key.extend_from_slice(&rec[..kinds::record_words_of(rec[1])]);
         let mut ok = true;
@@ -245,7 +245,7 @@ impl KeyView<'_> {
             if !ok || child == 0 {
                 return;
             }
-            if is_ref_kind(self.recs[child as usize].kind) {
+            if is_ref_kind(self.recs.kind(child)) {
                 let m = self.map[child as usize].load(Ordering::Relaxed);
                 ok = m & CLASS != 0 && m != DEFERRED;
                 key[i] = m;
@@ -264,7 +264,7 @@ impl KeyView<'_> {
 /// as their referenced types are final; marks the others deferred. Non-split BTF only.
 pub(crate) fn classify_early(
     own: &[u32],
-    recs: &[Rec],
+    recs: &Recs,
     map: &[AtomicU32],
     order: &[u32],
     progress: &Progress,

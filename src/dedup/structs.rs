@@ -27,7 +27,8 @@
 
 use super::ahead::Ahead;
 use super::hash::{self, kind_of, vlen};
-use super::{Dedup, Graph, UNPROCESSED};
+use super::hypot::HypotMap;
+use super::{Dedup, Graph};
 use crate::btf::kinds::{kind, MAX_NR_TYPES};
 use crate::error::{Error, Result};
 
@@ -102,10 +103,7 @@ impl Dedup {
 
     /// `btf_dedup_clear_hypot_map`: resets the touched entries only.
     fn clear_hypot_map(&mut self) {
-        for &id in &self.hypot_list {
-            self.hypot[id as usize] = UNPROCESSED;
-        }
-        self.hypot_list.clear();
+        self.hypot.clear();
         self.hypot_adjust_canon = false;
     }
 
@@ -115,7 +113,6 @@ impl Dedup {
         Walk {
             g: self.types.graph(),
             hypot: &mut self.hypot,
-            hypot_list: &mut self.hypot_list,
             adjust_canon: &mut self.hypot_adjust_canon,
             stack: &mut self.equiv_stack,
         }
@@ -130,11 +127,11 @@ impl Dedup {
     /// too. The others are skipped without resolving them (most pairs are pointers).
     fn merge_hypot_map(&mut self) {
         let g = self.types.graph();
-        for &canon in &self.hypot_list {
+        for &canon in self.hypot.list() {
             if !matches!(g.kind(canon), kind::FWD | kind::STRUCT | kind::UNION) {
                 continue;
             }
-            let t_id = g.resolve(self.hypot[canon as usize]);
+            let t_id = g.resolve(self.hypot.get(canon));
             let c_id = g.resolve(canon);
             let t_kind = g.kind(t_id);
             let c_kind = g.kind(c_id);
@@ -162,8 +159,7 @@ impl Dedup {
 /// loop keeps its base pointers in registers.
 struct Walk<'a> {
     g: Graph<'a>,
-    hypot: &'a mut [u32],
-    hypot_list: &'a mut Vec<u32>,
+    hypot: &'a mut HypotMap,
     adjust_canon: &'a mut bool,
     /// Pending (candidate, canonical) pairs.
     stack: &'a mut Vec<(u32, u32)>,
@@ -207,7 +203,7 @@ impl Walk<'_> {
         } else {
             self.g.resolve_fwd(canon, resolved)
         };
-        if self.hypot[canon as usize] != cand {
+        if self.hypot.get(canon) != cand {
             self.stack.push((cand, canon));
         }
     }
@@ -217,15 +213,14 @@ impl Walk<'_> {
     /// libbpf's recursion order. After a `No` the stack is dropped, so pushing while
     /// comparing is safe.
     fn equiv_step(&mut self, cand_id: u32, canon_id: u32) -> Result<Step> {
-        let hypot = self.hypot[canon_id as usize];
+        let hypot = self.hypot.get(canon_id);
         if hypot <= MAX_NR_TYPES {
             if hypot == cand_id {
                 return Ok(Step::Yes);
             }
             return Ok(yes_if(self.identical_types(hypot, cand_id, 16)?));
         }
-        self.hypot_list.push(canon_id);
-        self.hypot[canon_id as usize] = cand_id;
+        self.hypot.insert(canon_id, cand_id);
 
         let ct = self.g.rec(cand_id);
         let kt = self.g.rec(canon_id);
