@@ -88,7 +88,7 @@ pub struct Summary {
 /// Encodes `config.input` and writes the BTF to `config.output`.
 pub fn run(config: &Config) -> Result<Summary> {
     let start = RunClock::start();
-    bound_malloc_arenas(config.jobs);
+    tune_malloc(config.jobs);
     let base = config.base.as_deref().map(read::read_base).transpose()?;
     let mapped = Mapped::open(&config.input)?;
     let elf = Elf::parse(&mapped)?;
@@ -109,8 +109,10 @@ pub fn run(config: &Config) -> Result<Summary> {
         summary.seconds = start.elapsed();
         return Ok(summary);
     };
-    // The DWARF is done with: drop its pages from the resident set before dedup's peak.
+    // The DWARF is done with: drop its pages from the resident set before dedup's peak, and
+    // give the heap the workers freed back to the system.
     mapped.release(0..mapped.bytes().len());
+    return_free_heap();
     summary.phases.push(start.end("datasecs"));
     summary.types_before_dedup = btf.type_cnt() - btf.start_id();
     if !config.no_dedup {
@@ -124,6 +126,7 @@ pub fn run(config: &Config) -> Result<Summary> {
             .map(|(phase, took)| (phase, took.as_secs_f64()))
             .collect();
         summary.phases.push(start.end("dedup"));
+        return_free_heap();
     }
     summary.types = btf.type_cnt() - btf.start_id();
     drop(elf);
@@ -135,21 +138,40 @@ pub fn run(config: &Config) -> Result<Summary> {
     Ok(summary)
 }
 
-/// Caps glibc's malloc arenas at the number of threads that can run at once. glibc gives
-/// every new thread its own arena (up to 8 per core), and each arena keeps the chunks its
-/// thread freed, so peak memory grew with -j while the extra threads added no speed. With the
-/// cap it stays flat from -j2 to -j64.
-fn bound_malloc_arenas(jobs: usize) {
+/// Sets glibc's allocator policy for a run with `jobs` workers:
+///
+/// - at most one malloc arena per thread that can run: glibc gives every new thread its own
+///   arena (up to 8 per core), and each arena keeps the chunks its thread freed, so peak
+///   memory grew with -j while the extra threads added no speed;
+/// - a fixed mmap threshold: glibc raises its threshold each time a large block is freed (up
+///   to 32 MiB), after which the workers' chunk buffers and decode tables come from the heap
+///   and stay there, freed but resident, until the process ends. Fixed, every block of 128 KiB
+///   or more is its own mapping and goes back to the system when freed.
+fn tune_malloc(jobs: usize) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let arenas = jobs.clamp(1, cpus.max(1)) as libc::c_int;
-        // SAFETY: mallopt only sets an allocator tunable; M_ARENA_MAX takes any positive
-        // count and affects arenas created after the call (the workers' ones).
-        unsafe { libc::mallopt(libc::M_ARENA_MAX, arenas) };
+        // SAFETY: mallopt only sets allocator tunables: M_ARENA_MAX takes any positive count
+        // and affects arenas created after the call (the workers' ones); M_MMAP_THRESHOLD
+        // takes any size up to 32 MiB and applies to later allocations.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, arenas);
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+        }
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let _ = jobs;
+}
+
+/// Returns the free memory at the top of glibc's heaps to the system (the arenas keep what
+/// the workers freed otherwise), so the next phase's peak does not stand on it.
+fn return_free_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases memory that no allocation holds; it takes no pointer.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Writes the BTF where `config.output` says; returns the size of the `.BTF` data written.
@@ -243,16 +265,21 @@ pub fn encode(
         None => Btf::new(),
     };
     dst.endian = elf.endian;
+    let release_dwarf = || mapped.release(0..mapped.bytes().len());
+    let merge = Merge {
+        progress,
+        release_dwarf: &release_dwarf,
+    };
     let run = match config.func_table {
         Design::Shared => {
-            encode_with::<table::shared::SharedTable<FuncSummary>>(&ctx, config, dst, progress)
+            encode_with::<table::shared::SharedTable<FuncSummary>>(&ctx, config, dst, &merge)
         }
         Design::Dashmap => {
-            encode_with::<table::dashmap::DashmapTable<FuncSummary>>(&ctx, config, dst, progress)
+            encode_with::<table::dashmap::DashmapTable<FuncSummary>>(&ctx, config, dst, &merge)
         }
-        Design::SaveMerge => encode_with::<table::save_merge::SaveMergeTable<FuncSummary>>(
-            &ctx, config, dst, progress,
-        ),
+        Design::SaveMerge => {
+            encode_with::<table::save_merge::SaveMergeTable<FuncSummary>>(&ctx, config, dst, &merge)
+        }
     }?;
     let Merged {
         mut btf,
@@ -314,13 +341,27 @@ struct Merged {
     table: TableStats,
 }
 
+/// What the main thread does beside appending chunks.
+struct Merge<'m> {
+    progress: &'m Progress,
+    /// Drops every resident page of the input's DWARF. The workers release each CU's
+    /// `.debug_info` range when they are done with it, but the sections that CUs share
+    /// (abbreviations, strings, location and range lists) are read all along; their pages
+    /// would stay resident until the end (~40 MiB on a kernel).
+    release_dwarf: &'m dyn Fn(),
+}
+
+/// Batches merged between two [`Merge::release_dwarf`] calls: the pages that CUs in flight
+/// still need come back as minor faults from the page cache, a few milliseconds a release.
+const RELEASE_DWARF_EVERY: usize = 8;
+
 /// Runs the workers with table design `T` and appends their chunks in order to `dst` (empty,
 /// or split on a base).
 fn encode_with<'a, T: FuncTable<FuncSummary>>(
     ctx: &EncodeContext<'a, '_>,
     config: &Config,
     dst: Btf,
-    progress: &Progress,
+    merge: &Merge<'_>,
 ) -> Result<Merged> {
     let n_cus = ctx.headers.len();
     let batches: Vec<Range<usize>> = (0..n_cus)
@@ -413,7 +454,10 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                 merged.chunk_messages.extend(chunk.messages);
                 expected += 1;
                 window.advance(expected);
-                progress.cus_done(merged.cus + merged.cus_skipped);
+                merge.progress.cus_done(merged.cus + merged.cus_skipped);
+                if expected % RELEASE_DWARF_EVERY == 0 {
+                    (merge.release_dwarf)();
+                }
             }
         }
         if expected != batches.len() {
