@@ -88,7 +88,7 @@ pub struct Summary {
 /// Encodes `config.input` and writes the BTF to `config.output`.
 pub fn run(config: &Config) -> Result<Summary> {
     let start = RunClock::start();
-    tune_malloc(config.jobs);
+    bound_malloc_arenas(config.jobs);
     let base = config.base.as_deref().map(read::read_base).transpose()?;
     let mapped = Mapped::open(&config.input)?;
     let elf = Elf::parse(&mapped)?;
@@ -138,27 +138,18 @@ pub fn run(config: &Config) -> Result<Summary> {
     Ok(summary)
 }
 
-/// Sets glibc's allocator policy for a run with `jobs` workers:
-///
-/// - at most one malloc arena per thread that can run: glibc gives every new thread its own
-///   arena (up to 8 per core), and each arena keeps the chunks its thread freed, so peak
-///   memory grew with -j while the extra threads added no speed;
-/// - a fixed mmap threshold: glibc raises its threshold each time a large block is freed (up
-///   to 32 MiB), after which the workers' chunk buffers and decode tables come from the heap
-///   and stay there, freed but resident, until the process ends. Fixed, every block of 128 KiB
-///   or more is its own mapping and goes back to the system when freed.
-fn tune_malloc(jobs: usize) {
+/// Caps glibc's malloc arenas at the number of threads that can run at once. glibc gives
+/// every new thread its own arena (up to 8 per core), and each arena keeps the chunks its
+/// thread freed, so peak memory grew with -j while the extra threads added no speed. With the
+/// cap it stays flat from -j2 to -j64.
+fn bound_malloc_arenas(jobs: usize) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let arenas = jobs.clamp(1, cpus.max(1)) as libc::c_int;
-        // SAFETY: mallopt only sets allocator tunables: M_ARENA_MAX takes any positive count
-        // and affects arenas created after the call (the workers' ones); M_MMAP_THRESHOLD
-        // takes any size up to 32 MiB and applies to later allocations.
-        unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, arenas);
-            libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
-        }
+        // SAFETY: mallopt only sets an allocator tunable; M_ARENA_MAX takes any positive
+        // count and affects arenas created after the call (the workers' ones).
+        unsafe { libc::mallopt(libc::M_ARENA_MAX, arenas) };
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let _ = jobs;

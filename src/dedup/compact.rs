@@ -3,11 +3,11 @@
 //!
 //! Own types that are their own canonical representative survive, in id order, renumbered
 //! from `start_id`; base ids keep their numbers. Every referenced id of every survivor (libbpf's
-//! IDS field order) becomes `new_id[resolve(id)]`. libbpf reuses its dense `hypot_map`
-//! for the renumbering; here the hypothetical map is sparse, and `new_id` is allocated once the
-//! struct phase is over. The result is built in fresh vectors so that the
+//! IDS field order) becomes `new_id[resolve(id)]`. libbpf reuses `hypot_map`'s array for the
+//! renumbering; so does this module. The result is built in fresh vectors so that the
 //! [`crate::btf::Btf`] is only replaced once everything succeeded.
 
+use super::hypot::HypotMap;
 use super::{for_each_id_field, Dedup, UNPROCESSED};
 use crate::btf::kinds::MAX_NR_TYPES;
 use crate::error::{Error, Result};
@@ -17,8 +17,10 @@ impl Dedup {
     pub(crate) fn compact_and_remap(&mut self) -> Result<(Vec<u32>, Vec<u32>)> {
         let start = self.types.start_id;
         let cnt = self.types.type_cnt();
-        let mut new_id: Vec<u32> = (0..start).collect();
-        new_id.resize(cnt as usize, UNPROCESSED);
+        let mut new_id = std::mem::replace(&mut self.hypot, HypotMap::new(0)).into_array();
+        for id in 0..start {
+            new_id[id as usize] = id;
+        }
         let mut kept = 0usize;
         let mut next = start;
         for id in start..cnt {
@@ -26,6 +28,8 @@ impl Dedup {
                 new_id[id as usize] = next;
                 next += 1;
                 kept += self.types.rec_exact(id).len();
+            } else {
+                new_id[id as usize] = UNPROCESSED;
             }
         }
         let mut words = Vec::with_capacity(kept);

@@ -1,51 +1,28 @@
 //! libbpf's `hypot_map` and `hypot_list`: the hypothetical canonical → candidate mapping that
 //! one equivalence check (`is_equiv`) builds, and the canonical ids it touched, in order.
 //!
-//! libbpf holds the map as an array over every type id and resets the touched entries after
-//! each check. A check touches a few hundred ids out of millions (3.4 M on a kernel), so the
-//! array was 13 MiB at dedup's peak for a working set that fits in the caches. Here the map
-//! is a small open-addressing table keyed by canonical id (linear probing), grown when half
-//! full and emptied through the list, the way libbpf empties its array.
+//! As in libbpf, the map is an array over every type id, reset through the list after each
+//! check: a lookup is one load, and the struct phase makes one or two per pair of types it
+//! compares. Unlike libbpf's, the array stores `candidate + 1`, so that "unmapped" is 0 and the
+//! array can start as untouched zero pages: only the pages of ids some check touched (the
+//! canonical side's types) ever become resident.
 
 use super::UNPROCESSED;
 
-/// An empty slot's key: no type has this id (it is libbpf's `BTF_UNPROCESSED_ID`).
-const EMPTY: u32 = UNPROCESSED;
-
-/// Slots of a new table; a power of two.
-const INITIAL_SLOTS: usize = 1 << 10;
-
 /// The hypothetical map of one equivalence check.
 pub(crate) struct HypotMap {
-    /// `(canonical id, candidate id)`, or `(EMPTY, _)`; the length is a power of two.
-    slots: Vec<(u32, u32)>,
+    /// Per type id: the candidate it is mapped to, plus one; 0 when unmapped.
+    plus_one: Vec<u32>,
     /// The canonical ids mapped, in the order they were (libbpf's `hypot_list`).
     list: Vec<u32>,
 }
 
-impl Default for HypotMap {
-    fn default() -> Self {
-        HypotMap {
-            slots: vec![(EMPTY, 0); INITIAL_SLOTS],
-            list: Vec::new(),
-        }
-    }
-}
-
 impl HypotMap {
-    /// The slot that holds `canon`, or the empty slot where it would go (linear probing
-    /// from a Fibonacci hash of the id: the top bits of its product with 2^32/φ).
-    #[inline(always)]
-    fn slot(&self, canon: u32) -> usize {
-        let mask = self.slots.len() - 1;
-        let bits = self.slots.len().trailing_zeros();
-        let mut i = (u64::from(canon.wrapping_mul(0x9e37_79b9)) >> (32 - bits)) as usize;
-        loop {
-            let key = self.slots[i].0;
-            if key == canon || key == EMPTY {
-                return i;
-            }
-            i = (i + 1) & mask;
+    /// An empty map over `cnt` type ids (zeroed memory, left to the kernel until written).
+    pub(crate) fn new(cnt: usize) -> Self {
+        HypotMap {
+            plus_one: vec![0; cnt],
+            list: Vec::new(),
         }
     }
 
@@ -53,23 +30,16 @@ impl HypotMap {
     /// `UNPROCESSED`.
     #[inline(always)]
     pub(crate) fn get(&self, canon: u32) -> u32 {
-        let (key, cand) = self.slots[self.slot(canon)];
-        if key == EMPTY {
-            UNPROCESSED
-        } else {
-            cand
-        }
+        // 0 - 1 wraps to u32::MAX, which is UNPROCESSED.
+        self.plus_one[canon as usize].wrapping_sub(1)
     }
 
-    /// Maps `canon`, which is not mapped yet, to `cand`, and lists it.
+    /// Maps `canon`, which is not mapped yet, to `cand` (a type id, so at most
+    /// `MAX_NR_TYPES`), and lists it.
     #[inline(always)]
     pub(crate) fn insert(&mut self, canon: u32, cand: u32) {
         debug_assert_eq!(self.get(canon), UNPROCESSED);
-        if 2 * (self.list.len() + 1) > self.slots.len() {
-            self.grow();
-        }
-        let i = self.slot(canon);
-        self.slots[i] = (canon, cand);
+        self.plus_one[canon as usize] = cand + 1;
         self.list.push(canon);
     }
 
@@ -78,25 +48,17 @@ impl HypotMap {
         &self.list
     }
 
-    /// `btf_dedup_clear_hypot_map`: forgets every mapping, the last mapped first. The table
-    /// holds exactly what inserting the listed ids in order gives (a growth re-enters them
-    /// in that order), so taking them out in reverse undoes each insertion: the slots a
-    /// removed id's probe passed are still held by the ids mapped before it.
+    /// `btf_dedup_clear_hypot_map`: forgets every mapping.
     pub(crate) fn clear(&mut self) {
-        while let Some(canon) = self.list.pop() {
-            let slot = self.slot(canon);
-            self.slots[slot].0 = EMPTY;
+        for &canon in &self.list {
+            self.plus_one[canon as usize] = 0;
         }
+        self.list.clear();
     }
 
-    /// Doubles the table and re-enters the listed mappings, in list order.
-    fn grow(&mut self) {
-        let entries: Vec<(u32, u32)> = self.list.iter().map(|&c| (c, self.get(c))).collect();
-        self.slots = vec![(EMPTY, 0); 2 * self.slots.len()];
-        for (canon, cand) in entries {
-            let i = self.slot(canon);
-            self.slots[i] = (canon, cand);
-        }
+    /// The array, for compaction to reuse as libbpf does (whatever it holds).
+    pub(crate) fn into_array(self) -> Vec<u32> {
+        self.plus_one
     }
 }
 
@@ -104,17 +66,16 @@ impl HypotMap {
 mod tests {
     use super::*;
 
-    /// Against a plain array, over enough mappings to grow the table several times, with
-    /// clears in between.
+    /// Against a plain array of candidates, with clears in between.
     #[test]
     fn behaves_like_the_array() {
-        let n = 100_000u32;
-        let mut map = HypotMap::default();
+        let n = 10_000u32;
+        let mut map = HypotMap::new(n as usize);
         let mut array = vec![UNPROCESSED; n as usize];
         let mut x = 0x2545_f491_4f6c_dd1du64;
         for round in 0..4 {
             let mut listed = Vec::new();
-            for _ in 0..(5_000 << round) {
+            for _ in 0..(500 << round) {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
@@ -127,9 +88,7 @@ mod tests {
                 }
             }
             assert_eq!(map.list(), &listed[..]);
-            for id in 0..n {
-                assert_eq!(map.get(id), array[id as usize], "round {round}, id {id}");
-            }
+            assert!((0..n).all(|id| map.get(id) == array[id as usize]));
             map.clear();
             array.fill(UNPROCESSED);
             assert!((0..n).all(|id| map.get(id) == UNPROCESSED));

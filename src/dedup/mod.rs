@@ -18,9 +18,8 @@
 //! * the candidate table (`table.rs`): a multimap from a type's signature hash to the
 //!   canonical ids with that hash, reproducing libbpf's hashmap bucket chains so that
 //!   candidates are tried in exactly libbpf's order.
-//! * `hypot_map`/`hypot_list` (`hypot.rs`, held sparsely): the hypothetical canonical →
-//!   candidate mapping built by one graph-equivalence check, reset through the list of
-//!   touched entries.
+//! * `hypot_map`/`hypot_list` (`hypot.rs`): the hypothetical canonical → candidate mapping
+//!   built by one graph-equivalence check, reset through the list of touched entries.
 //!
 //! Phases, in libbpf's order (one module each):
 //!
@@ -554,7 +553,7 @@ impl Dedup {
                 map: Arc::new(map),
                 start_id,
             },
-            hypot: HypotMap::default(),
+            hypot: HypotMap::new(cnt),
             hypot_adjust_canon: false,
             table: CandTable::new(opts.force_collisions, cnt / 4),
             equiv_stack: Vec::new(),
