@@ -446,7 +446,7 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                 expected += 1;
                 window.advance(expected);
                 merge.progress.cus_done(merged.cus + merged.cus_skipped);
-                if expected % RELEASE_DWARF_EVERY == 0 {
+                if expected.is_multiple_of(RELEASE_DWARF_EVERY) {
                     (merge.release_dwarf)();
                 }
             }

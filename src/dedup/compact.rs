@@ -3,8 +3,13 @@
 //!
 //! Own types that are their own canonical representative survive, in id order, renumbered
 //! from `start_id`; base ids keep their numbers. Every referenced id of every survivor (libbpf's
-//! IDS field order) becomes `new_id[resolve(id)]`. libbpf reuses `hypot_map`'s array for the
-//! renumbering; so does this module. The result is built in fresh vectors so that the
+//! IDS field order) becomes `new_id[resolve(id)]`.
+//!
+//! libbpf keeps `new_id` in `hypot_map`'s array. Here it is kept in `map` itself, which is
+//! where compaction's memory peak was otherwise (a second array of 4 bytes an id): a canonical
+//! own id's entry becomes `RENUMBERED | new id`. That value is above `MAX_NR_TYPES`, so
+//! `resolve` reads it as "not mapped" and still ends every chain at the canonical id, whose
+//! entry then gives the new id. The result is built in fresh vectors so that the
 //! [`crate::btf::Btf`] is only replaced once everything succeeded.
 
 use super::hypot::HypotMap;
@@ -12,30 +17,32 @@ use super::{for_each_id_field, Dedup, UNPROCESSED};
 use crate::btf::kinds::MAX_NR_TYPES;
 use crate::error::{Error, Result};
 
+/// Marks a `map` entry that holds a surviving own type's new id (ids are at most
+/// `MAX_NR_TYPES`, below this bit).
+const RENUMBERED: u32 = MAX_NR_TYPES + 1;
+
 impl Dedup {
     /// The surviving own records (remapped) and their word offsets.
     pub(crate) fn compact_and_remap(&mut self) -> Result<(Vec<u32>, Vec<u32>)> {
-        let start = self.types.start_id;
-        let cnt = self.types.type_cnt();
-        let mut new_id = std::mem::replace(&mut self.hypot, HypotMap::new(0)).into_array();
-        for id in 0..start {
-            new_id[id as usize] = id;
-        }
-        let mut kept = 0usize;
-        let mut next = start;
-        for id in start..cnt {
-            if self.types.map(id) == id {
-                new_id[id as usize] = next;
-                next += 1;
-                kept += self.types.rec_exact(id).len();
-            } else {
-                new_id[id as usize] = UNPROCESSED;
+        // The hypothetical map is done with: its pages go before the output is built.
+        self.hypot = HypotMap::new(0);
+        let (kept_words, survivors) = self.renumber_in_map();
+        let g = self.types.graph();
+        let start = g.start_id;
+        // The new id of a referenced id: its canonical id's, or the base id it resolves to.
+        let new_id = |id: u32| -> Option<u32> {
+            let canon = g.resolve(id);
+            if canon < start {
+                return Some(canon);
             }
-        }
-        let mut words = Vec::with_capacity(kept);
-        let mut offs = Vec::with_capacity((next - start) as usize);
-        for id in start..cnt {
-            if self.types.map(id) != id {
+            let m = g.map(canon);
+            (m != UNPROCESSED && m & RENUMBERED != 0).then_some(m & !RENUMBERED)
+        };
+        let mut words = Vec::with_capacity(kept_words);
+        let mut offs = Vec::with_capacity(survivors);
+        for id in start..g.type_cnt() {
+            let m = g.map(id);
+            if m == UNPROCESSED || m & RENUMBERED == 0 {
                 continue;
             }
             let pos = words.len();
@@ -43,12 +50,10 @@ impl Dedup {
             words.extend_from_slice(self.types.rec_exact(id));
             let rec = &mut words[pos..];
             let mut bad = None;
-            for_each_id_field(rec[1], |i| {
-                let new = new_id[self.resolve(rec[i]) as usize];
-                if new > MAX_NR_TYPES {
+            for_each_id_field(rec[1], |i| match new_id(rec[i]) {
+                Some(new) => rec[i] = new,
+                None => {
                     bad.get_or_insert(rec[i]);
-                } else {
-                    rec[i] = new;
                 }
             });
             if let Some(b) = bad {
@@ -58,5 +63,26 @@ impl Dedup {
             }
         }
         Ok((words, offs))
+    }
+
+    /// Gives every own type that is its own canonical representative its new id, in id order
+    /// from `start_id`, in its `map` entry (`RENUMBERED | new id`); an own type left unmapped
+    /// gets `UNPROCESSED`, so that no tag of an earlier phase reads as a new id. Returns the
+    /// survivors' record words and count.
+    fn renumber_in_map(&mut self) -> (usize, usize) {
+        let g = self.types.graph();
+        let mut kept_words = 0usize;
+        let mut next = g.start_id;
+        for id in g.start_id..g.type_cnt() {
+            let m = g.map(id);
+            if m == id {
+                g.set_map(id, RENUMBERED | next);
+                next += 1;
+                kept_words += self.types.rec_exact(id).len();
+            } else if m > MAX_NR_TYPES {
+                g.set_map(id, UNPROCESSED);
+            }
+        }
+        (kept_words, (next - g.start_id) as usize)
     }
 }

@@ -55,11 +55,6 @@ impl HypotMap {
         }
         self.list.clear();
     }
-
-    /// The array, for compaction to reuse as libbpf does (whatever it holds).
-    pub(crate) fn into_array(self) -> Vec<u32> {
-        self.plus_one
-    }
 }
 
 #[cfg(test)]
