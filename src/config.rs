@@ -417,6 +417,9 @@ pub struct Config {
     pub no_dedup: bool,
     /// Which function table design the workers share.
     pub func_table: Design,
+    /// How many times its compressed size a compressed debug section may expand to (plus
+    /// 1 MiB); 0: no limit (`--max_decompress_ratio`).
+    pub max_decompress_ratio: u64,
 }
 
 /// Where an encoding run writes its BTF.

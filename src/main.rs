@@ -88,6 +88,11 @@ struct RunArgs {
     /// The output is byte-identical for all three.
     #[arg(long = "func-table", value_name = "DESIGN", default_value = "shared")]
     func_table: dwarf2btf::config::Design,
+    /// A compressed debug section may expand to at most N times its compressed size, plus
+    /// 1 MiB (real ones expand 3-7 times); a larger claim is an error before anything is
+    /// allocated. 0 lifts the limit.
+    #[arg(long = "max_decompress_ratio", value_name = "N", default_value_t = dwarf2btf::input::elf::DEFAULT_DECOMPRESS_RATIO)]
+    max_decompress_ratio: u64,
 }
 
 #[derive(Subcommand)]
@@ -524,6 +529,7 @@ fn config(
         verbose,
         no_dedup: false,
         func_table: args.func_table,
+        max_decompress_ratio: args.max_decompress_ratio,
     })
 }
 

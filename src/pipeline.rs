@@ -91,7 +91,8 @@ pub fn run(config: &Config) -> Result<Summary> {
     bound_malloc_arenas(config.jobs);
     let base = config.base.as_deref().map(read::read_base).transpose()?;
     let mapped = Mapped::open(&config.input)?;
-    let elf = Elf::parse(&mapped)?;
+    let mut elf = Elf::parse(&mapped)?;
+    elf.limit_decompression(config.max_decompress_ratio);
     let mut summary = Summary::default();
     summary.phases.push(start.end("read"));
     let progress = Progress::new();

@@ -637,7 +637,8 @@ pub struct Answer {
 pub fn why(config: &Config, names: &[String]) -> Result<Answer> {
     let base = config.base.as_deref().map(read::read_base).transpose()?;
     let mapped = Mapped::open(&config.input)?;
-    let elf = Elf::parse(&mapped)?;
+    let mut elf = Elf::parse(&mapped)?;
+    elf.limit_decompression(config.max_decompress_ratio);
     let mut wanted: Vec<Vec<u8>> = names
         .iter()
         .map(|n| base_name(n).as_bytes().to_vec())

@@ -139,10 +139,127 @@ fn compressed_section_claiming_a_terabyte() {
     bytes[off + 8..off + 16].copy_from_slice(&(1u64 << 40).to_le_bytes());
     let p = dir.join("bomb.so");
     std::fs::write(&p, &bytes).unwrap();
-    assert_clean_failure(
-        &p,
-        "section .debug_info: Uncompressed data allocation failed",
+    assert_clean_failure(&p, TERABYTE_REFUSAL);
+}
+
+/// What the 1 TiB claim gets: refused by the decompression limit, before any allocation.
+const TERABYTE_REFUSAL: &str =
+    "section .debug_info: its compression header claims 1099511627776 bytes";
+
+/// The same 1 TiB claim with the kernel overcommitting whatever is asked
+/// (`vm.overcommit_memory=1`, as root; restored after): the answer must not depend on the
+/// allocator refusing the reservation.
+#[test]
+fn compressed_section_claiming_a_terabyte_under_overcommit() {
+    const KNOB: &str = "/proc/sys/vm/overcommit_memory";
+    let what = "compressed_section_claiming_a_terabyte_under_overcommit";
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        skip(&format!("{what}: setting {KNOB} needs root"));
+        return;
+    }
+    let before = std::fs::read_to_string(KNOB).unwrap();
+    std::fs::write(KNOB, "1").unwrap();
+    let outcome = std::panic::catch_unwind(compressed_section_claiming_a_terabyte);
+    std::fs::write(KNOB, before.trim()).unwrap();
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// A fixture with its `.debug_str` padded with zeros to `size` bytes and every debug section
+/// compressed with `format` (objcopy's `zlib` or `zstd`).
+fn zero_bomb(dir: &Path, format: &str, size: usize) -> PathBuf {
+    let fx = fixtures().iter().find(|f| f.name == "gcc-O2-g").unwrap();
+    // The real strings first, so that the file still encodes once decompressed.
+    let zeros = dir.join("strings-and-zeros");
+    run_ok(
+        Command::new(tool("objcopy"))
+            .arg(format!("--dump-section=.debug_str={}", zeros.display()))
+            .arg(&fx.path)
+            .arg(dir.join("dumped.o")),
     );
+    let mut strings = std::fs::read(&zeros).unwrap();
+    strings.resize(size, 0);
+    std::fs::write(&zeros, strings).unwrap();
+    let plain = dir.join(format!("zeros-{format}.o"));
+    run_ok(
+        Command::new(tool("objcopy"))
+            .arg(format!("--update-section=.debug_str={}", zeros.display()))
+            .arg(&fx.path)
+            .arg(&plain),
+    );
+    let bomb = dir.join(format!("bomb-{format}.o"));
+    run_ok(
+        Command::new(tool("objcopy"))
+            .arg(format!("--compress-debug-sections={format}"))
+            .arg(&plain)
+            .arg(&bomb),
+    );
+    for big in [&zeros, &plain] {
+        std::fs::remove_file(big).unwrap();
+    }
+    bomb
+}
+
+/// Peak RSS in KiB of `cmd`, as GNU time measures it.
+fn peak_rss_kib(cmd: &mut Command) -> (std::process::Output, u64) {
+    let mut timed = Command::new(tool("time"));
+    timed
+        .args(["-f", "%M"])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    let out = run(&mut timed);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let kib = stderr
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no RSS from time: {stderr}"));
+    (out, kib)
+}
+
+/// Real decompression bombs, zlib and zstd: 128 MiB of zeros in `.debug_str`, a few KiB
+/// compressed. Refused with the section named, in a small resident set; with the limit
+/// lifted (`--max_decompress_ratio=0`) the same file is decompressed and encoded, which shows
+/// both that the refusal is the limit's and that the limit is what kept the memory down.
+#[test]
+fn decompression_bombs_are_refused_in_little_memory() {
+    const SIZE: usize = 128 << 20;
+    let dir = scratch("bad_zbombs");
+    for format in ["zlib", "zstd"] {
+        let bomb = zero_bomb(&dir, format, SIZE);
+        let packed = std::fs::metadata(&bomb).unwrap().len();
+        assert!(packed < 1 << 20, "{format}: the bomb is {packed} bytes");
+        assert_clean_failure(
+            &bomb,
+            "section .debug_str: its compression header claims 134217728 bytes",
+        );
+        let out = dir.join(format!("{format}.btf"));
+        let (o, kib) = peak_rss_kib(
+            Command::new(bin())
+                .arg("-J")
+                .arg(format!("--btf_encode_detached={}", out.display()))
+                .arg(&bomb),
+        );
+        assert_eq!(o.status.code(), Some(1), "{format}: {}", text(&o));
+        assert!(
+            kib < 32 << 10,
+            "{format}: refused, but peak RSS was {kib} KiB"
+        );
+        let (o, kib) = peak_rss_kib(
+            Command::new(bin())
+                .arg("-J")
+                .arg("--max_decompress_ratio=0")
+                .arg(format!("--btf_encode_detached={}", out.display()))
+                .arg(&bomb),
+        );
+        assert!(o.status.success(), "{format}, no limit: {}", text(&o));
+        assert!(
+            kib > (SIZE as u64 >> 10),
+            "{format}, no limit: peak RSS {kib} KiB, not the {SIZE} bytes decompressed"
+        );
+    }
 }
 
 #[test]

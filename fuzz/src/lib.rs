@@ -155,6 +155,7 @@ fn encode(input: &Path, output: Output, base: Option<PathBuf>, features: Feature
         verbose: false,
         no_dedup: false,
         func_table: Design::Shared,
+        max_decompress_ratio: dwarf2btf::input::elf::DEFAULT_DECOMPRESS_RATIO,
     };
     let _ = pipeline::run(&config);
 }

@@ -66,10 +66,23 @@ pub const SHT_NOBITS: u32 = 8;
 /// `SHF_ALLOC`.
 pub const SHF_ALLOC: u64 = 2;
 
+/// How many times its compressed size a compressed section may expand to, by default (plus
+/// [`DECOMPRESS_SLACK`]). Real debug sections expand 3 to 7 times (zlib and zstd alike, on
+/// kernel modules); a section whose header claims more is refused before anything is
+/// allocated, so a few KiB of crafted input cannot ask for gigabytes.
+pub const DEFAULT_DECOMPRESS_RATIO: u64 = 64;
+
+/// What any compressed section may expand to whatever its compressed size, so that tiny
+/// sections (a few bytes of `.debug_abbrev`) never hit the ratio.
+pub const DECOMPRESS_SLACK: u64 = 1 << 20;
+
 /// A parsed ELF file.
 pub struct Elf<'a> {
     path: &'a Path,
     file: object::File<'a>,
+    /// A compressed section may expand to this many times its compressed size, plus
+    /// [`DECOMPRESS_SLACK`] (0: no limit).
+    decompress_ratio: u64,
     /// Byte order of the target.
     pub endian: Endian,
     /// True for ET_REL (`.o`, `.ko`).
@@ -78,6 +91,18 @@ pub struct Elf<'a> {
     pub machine: u16,
     /// Address size in bytes (4 or 8).
     pub addr_size: u8,
+}
+
+/// Why a section's bytes could not be read. object reads every section through its
+/// compression path, so a plain section that lies outside the file is reported as compressed
+/// data: say what it is.
+fn unreadable(sec: &object::Section<'_, '_>, e: object::Error) -> String {
+    match sec.compressed_file_range() {
+        Ok(r) if r.format == object::CompressionFormat::None => {
+            "its offset and size lie outside the file".to_string()
+        }
+        _ => e.to_string(),
+    }
 }
 
 fn bad_elf(path: &Path, e: impl std::fmt::Display) -> Error {
@@ -113,6 +138,7 @@ impl<'a> Elf<'a> {
         Ok(Elf {
             path,
             file,
+            decompress_ratio: DEFAULT_DECOMPRESS_RATIO,
             endian,
             relocatable,
             machine,
@@ -177,19 +203,43 @@ impl<'a> Elf<'a> {
         }
     }
 
+    /// Lets a compressed section expand to `ratio` times its compressed size (plus
+    /// [`DECOMPRESS_SLACK`]); 0 lifts the limit. The default is [`DEFAULT_DECOMPRESS_RATIO`].
+    pub fn limit_decompression(&mut self, ratio: u64) {
+        self.decompress_ratio = ratio;
+    }
+
     fn data_of(&self, sec: &object::Section<'a, '_>, name: &str) -> Result<Cow<'a, [u8]>> {
-        sec.uncompressed_data().map_err(|e| Error::BadSection {
+        let bad = |reason: String| Error::BadSection {
             path: self.path.to_path_buf(),
             section: name.to_string(),
-            // object reads every section through its compression path, so a plain section
-            // that lies outside the file is reported as "compressed data": say what it is.
-            reason: match sec.compressed_file_range() {
-                Ok(r) if r.format == object::CompressionFormat::None => {
-                    "its offset and size lie outside the file".to_string()
-                }
-                _ => e.to_string(),
-            },
-        })
+            reason,
+        };
+        let data = sec.compressed_data().map_err(|e| bad(unreadable(sec, e)))?;
+        self.check_expansion(&data).map_err(bad)?;
+        data.decompress().map_err(|e| bad(e.to_string()))
+    }
+
+    /// Refuses a compressed section whose header claims more than the limit allows.
+    fn check_expansion(
+        &self,
+        data: &object::CompressedData<'_>,
+    ) -> std::result::Result<(), String> {
+        if data.format == object::CompressionFormat::None || self.decompress_ratio == 0 {
+            return Ok(());
+        }
+        let packed = data.data.len() as u64;
+        let limit = packed
+            .saturating_mul(self.decompress_ratio)
+            .saturating_add(DECOMPRESS_SLACK);
+        if data.uncompressed_size <= limit {
+            return Ok(());
+        }
+        Err(format!(
+            "its compression header claims {} bytes from {packed} compressed bytes, more than \
+             {} times that plus 1 MiB (--max_decompress_ratio raises the limit)",
+            data.uncompressed_size, self.decompress_ratio
+        ))
     }
 
     /// The data of a debug section, decompressed and, for ET_REL, relocated. An ET_REL object
