@@ -369,3 +369,150 @@ fn writes_are_flushed_before_and_after_the_rename() {
     let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode, 0o640, "the detached output's mode was not kept");
 }
+
+/// The user and group the tests run dwarf2btf as when they need someone other than root.
+const NOBODY: u32 = 65534;
+
+/// Mode, owner and group of `path`.
+fn ownership(path: &Path) -> (u32, u32, u32) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).unwrap();
+    (m.mode() & 0o7777, m.uid(), m.gid())
+}
+
+/// Sets `path`'s owner, group and mode (the mode last: chown clears the set-ID bits).
+fn set_ownership(path: &Path, (mode, uid, gid): (u32, u32, u32)) {
+    use std::os::unix::fs::PermissionsExt;
+    std::os::unix::fs::chown(path, Some(uid), Some(gid)).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Whether this process is root; when not, `what` is recorded as skipped (a failure under
+/// DWARF2BTF_REQUIRE_KERNEL=1, which scripts/test.sh sets as root).
+fn root_or_skip(what: &str) -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        return true;
+    }
+    skip(&format!("{what}: needs root to give files to another user"));
+    false
+}
+
+/// Run as root on files that belong to someone else, `-J` in place and a detached output over
+/// an existing file keep the owner, the group and the mode, set-ID bits included: the file
+/// still belongs to its user.
+#[test]
+fn rewriting_as_root_keeps_owner_group_and_mode() {
+    if !root_or_skip("rewriting_as_root_keeps_owner_group_and_mode") {
+        return;
+    }
+    let dir = scratch("write_owner_root");
+    populate(&dir);
+    let (input, out) = (dir.join("input.o"), dir.join("out.btf"));
+    for (path, kept) in [
+        (&input, (0o4755, NOBODY, NOBODY)),
+        (&out, (0o2640, NOBODY, 0)),
+    ] {
+        set_ownership(path, kept);
+    }
+    run_ok(Command::new(bin()).arg("-J").arg(&input));
+    run_ok(
+        Command::new(bin())
+            .arg(format!("--btf_encode_detached={}", out.display()))
+            .arg(&input),
+    );
+    assert_eq!(ownership(&input), (0o4755, NOBODY, NOBODY), "in place");
+    assert_eq!(ownership(&out), (0o2640, NOBODY, 0), "detached");
+}
+
+/// Run as another user on a set-user-ID root file in a directory that user may write to,
+/// the rewritten file cannot stay root's: it is the user's, and without the set-user-ID and
+/// set-group-ID bits (else it would run as that user with contents of their choosing, as
+/// `install` and objcopy also avoid).
+#[test]
+fn rewriting_as_another_user_drops_the_set_id_bits() {
+    use std::os::unix::fs::PermissionsExt;
+    if !root_or_skip("rewriting_as_another_user_drops_the_set_id_bits") {
+        return;
+    }
+    let dir = scratch("write_owner_user");
+    populate(&dir);
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let input = dir.join("input.o");
+    set_ownership(&input, (0o6755, 0, 0));
+    let as_nobody = |cmd: &mut Command| -> Output {
+        let mut wrapped = Command::new(tool("setpriv"));
+        wrapped
+            .arg(format!("--reuid={NOBODY}"))
+            .arg(format!("--regid={NOBODY}"))
+            .arg("--clear-groups")
+            .arg(cmd.get_program())
+            .args(cmd.get_args());
+        run(&mut wrapped)
+    };
+    let o = as_nobody(Command::new(bin()).arg("-J").arg(&input));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(ownership(&input), (0o755, NOBODY, NOBODY));
+}
+
+/// A file with other hard links is not rewritten (the rename would give this name new
+/// contents and leave the others with the old): one error line, and every name unchanged.
+#[test]
+fn hard_linked_outputs_are_refused() {
+    let dir = scratch("write_hard_links");
+    populate(&dir);
+    for name in ["input.o", "out.btf"] {
+        std::fs::hard_link(dir.join(name), dir.join(format!("{name}.link"))).unwrap();
+    }
+    check_failed_writes(&dir, "has 2 hard links", &|cmd| run(cmd));
+    for name in ["input.o", "out.btf"] {
+        assert_eq!(
+            std::fs::read(dir.join(name)).unwrap(),
+            std::fs::read(dir.join(format!("{name}.link"))).unwrap()
+        );
+    }
+}
+
+/// Symlinks as outputs are written through: `-J` on a link rewrites its target, and a
+/// detached output through a dangling link creates the link's target. The links stay links.
+#[test]
+fn symlinked_outputs_write_their_targets() {
+    let dir = scratch("write_symlinks");
+    populate(&dir);
+    let (input, target) = (dir.join("input.o"), dir.join("target.btf"));
+    let direct = dir.join("direct.btf");
+    run_ok(
+        Command::new(bin())
+            .arg(format!("--btf_encode_detached={}", direct.display()))
+            .arg(&input),
+    );
+    let dangling = dir.join("dangling.btf");
+    std::os::unix::fs::symlink("target.btf", &dangling).unwrap();
+    run_ok(
+        Command::new(bin())
+            .arg(format!("--btf_encode_detached={}", dangling.display()))
+            .arg(&input),
+    );
+    assert!(std::fs::symlink_metadata(&dangling)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        std::fs::read(&target).unwrap(),
+        std::fs::read(&direct).unwrap()
+    );
+
+    let linked_input = dir.join("linked.o");
+    std::os::unix::fs::symlink("input.o", &linked_input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    run_ok(Command::new(bin()).arg("-J").arg(&linked_input));
+    assert!(std::fs::symlink_metadata(&linked_input)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_ne!(
+        std::fs::read(&input).unwrap(),
+        before,
+        "the link's target was not rewritten"
+    );
+}

@@ -38,7 +38,9 @@ pub fn write_sections(path: &Path, sections: &[(&str, &[u8])]) -> Result<()> {
     // Write beside the file itself, not beside a symlink to it.
     let path = std::fs::canonicalize(path).map_err(|e| Error::io(path, e))?;
     let mut input = File::open(&path).map_err(|e| Error::io(&path, e))?;
-    let file_len = input.metadata().map_err(|e| Error::io(&path, e))?.len();
+    let meta = input.metadata().map_err(|e| Error::io(&path, e))?;
+    let keep = super::Keep::of(&meta).map_err(|e| Error::io(&path, e))?;
+    let file_len = meta.len();
     let headers = Headers::read(&mut input, file_len).map_err(|reason| Error::BadElf {
         path: path.clone(),
         reason,
@@ -50,8 +52,7 @@ pub fn write_sections(path: &Path, sections: &[(&str, &[u8])]) -> Result<()> {
     let tmp = super::temp_path(&path, "btf");
     let result = super::create_temp(&tmp).and_then(|mut out| {
         write_planned(&mut input, &mut out, &headers, &plan, sections)?;
-        let mode = input.metadata()?.permissions();
-        super::commit(out, &tmp, &path, Some(mode))
+        super::commit(out, &tmp, &path, Some(&keep))
     });
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);

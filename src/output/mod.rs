@@ -1,33 +1,107 @@
 //! Writing outputs so that no data can be lost: a temporary file in the target's directory,
-//! written, given the target's mode, flushed to disk, renamed over the target, and the
-//! directory flushed too — raw BTF files here, sections of an ELF file in [`elf`]. Until the
-//! rename the target is untouched; after it, the new contents are on disk. A process killed
-//! on the way leaves at most its temporary file (`.NAME.tmp.PID` or `.NAME.btf.PID`).
+//! written, given the target's mode and owner ([`Keep`]), flushed to disk, renamed over the
+//! target, and the directory flushed too — raw BTF files here, sections of an ELF file in
+//! [`elf`]. Until the rename the target is untouched; after it, the new contents are on disk.
+//! A process killed on the way leaves at most its temporary file (`.NAME.tmp.PID` or
+//! `.NAME.btf.PID`).
+//!
+//! A target reached through symlinks is written where they lead (a dangling one creates its
+//! target); a target with other hard links is refused, since the rename would leave the
+//! other names with the old contents.
 
 pub mod elf;
 
-use std::fs::{File, OpenOptions, Permissions};
+use std::fs::{File, Metadata, OpenOptions, Permissions};
 use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
 /// Writes `bytes` to `path` through a temporary file and a rename, so that a failure never
 /// leaves a partial file behind and a reader never sees one. An existing `path` keeps its
-/// mode (as when pahole rewrites it), and a symlink is written through, not replaced.
+/// mode and owner ([`Keep`]); a symlink is written through, not replaced.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let mode = std::fs::metadata(&path).ok().map(|m| m.permissions());
+    let path = through_symlinks(path).map_err(|e| Error::io(path, e))?;
+    let keep = match std::fs::metadata(&path) {
+        Ok(meta) => Some(Keep::of(&meta).map_err(|e| Error::io(&path, e))?),
+        Err(_) => None,
+    };
     let tmp = temp_path(&path, "tmp");
     let result = create_temp(&tmp).and_then(|mut f| {
         f.write_all(bytes)?;
-        commit(f, &tmp, &path, mode)
+        commit(f, &tmp, &path, keep.as_ref())
     });
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
         return Err(Error::io(&path, e));
     }
     Ok(())
+}
+
+/// Where `path` leads through any symlinks, the last of which may dangle (its target is
+/// then the file to create). Relative link targets are taken from the link's directory.
+pub(crate) fn through_symlinks(path: &Path) -> std::io::Result<PathBuf> {
+    /// Linux's limit on links followed in one lookup.
+    const MAX_LINKS: usize = 40;
+    let mut path = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&path)?;
+                path = parent(&path).join(target);
+            }
+            _ => return Ok(path),
+        }
+    }
+    Err(std::io::Error::from_raw_os_error(libc::ELOOP))
+}
+
+/// What a rewritten file keeps of the file it replaces: its mode and, where this process may
+/// give it away (as root), its owner and group. A set-user-ID or set-group-ID bit is kept
+/// only with the owner or group it was for: otherwise the new file would run with this
+/// user's rights and contents of someone else's choosing (`install` and objcopy drop the
+/// bits likewise).
+pub(crate) struct Keep {
+    mode: u32,
+    uid: u32,
+    gid: u32,
+}
+
+impl Keep {
+    /// What to keep of the file `meta` describes; an error when it has other hard links
+    /// (the rename would split them).
+    pub(crate) fn of(meta: &Metadata) -> std::io::Result<Self> {
+        if meta.nlink() > 1 {
+            return Err(std::io::Error::other(format!(
+                "has {} hard links, and replacing it would leave the other names with the old \
+                 contents: write to a file of its own (or break the links) instead",
+                meta.nlink()
+            )));
+        }
+        Ok(Keep {
+            mode: meta.mode() & 0o7777,
+            uid: meta.uid(),
+            gid: meta.gid(),
+        })
+    }
+
+    /// Gives `file` the owner and group (when allowed) and then the mode (chown clears the
+    /// set-ID bits, so the mode comes last).
+    fn apply(&self, file: &File) -> std::io::Result<()> {
+        // Only root may give a file away; anyone else keeps the file as created, and the
+        // check below drops the bits that were for someone else.
+        let _ = std::os::unix::fs::fchown(file, Some(self.uid), Some(self.gid));
+        let now = file.metadata()?;
+        let mut mode = self.mode;
+        if now.uid() != self.uid {
+            mode &= !0o4000;
+        }
+        if now.gid() != self.gid {
+            mode &= !0o2000;
+        }
+        file.set_permissions(Permissions::from_mode(mode))
+    }
 }
 
 /// `.NAME.TAG.PID` beside `path`.
@@ -55,16 +129,16 @@ pub(crate) fn create_temp(tmp: &Path) -> std::io::Result<File> {
     OpenOptions::new().write(true).create_new(true).open(tmp)
 }
 
-/// Finishes a temporary file: gives it `mode`, flushes it to disk, renames it over `path`,
-/// and flushes the directory, so that the rename itself survives a crash.
+/// Finishes a temporary file: gives it what `keep` says, flushes it to disk, renames it over
+/// `path`, and flushes the directory, so that the rename itself survives a crash.
 pub(crate) fn commit(
     file: File,
     tmp: &Path,
     path: &Path,
-    mode: Option<Permissions>,
+    keep: Option<&Keep>,
 ) -> std::io::Result<()> {
-    if let Some(mode) = mode {
-        file.set_permissions(mode)?;
+    if let Some(keep) = keep {
+        keep.apply(&file)?;
     }
     file.sync_all()?;
     drop(file);
