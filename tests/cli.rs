@@ -118,3 +118,28 @@ fn layout_is_announced_as_not_implemented() {
     let (o, _) = run_with("layout-split", &["--btf_features=default,layout", &base]);
     assert!(o.status.success() && o.stderr.is_empty(), "{}", text(&o));
 }
+
+/// scripts/skip-verdict.sh, which ends scripts/test.sh: under CI=true a check that did not
+/// run fails the run (the negative control of "CI cannot pass by skipping"), except the
+/// pinned-image comparisons on a fallback kernel; outside CI the list is only printed.
+#[test]
+fn ci_fails_when_a_required_check_skipped() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/skip-verdict.sh");
+    let list = scratch("skip_verdict").join("skipped.txt");
+    let verdict = |lines: &str, ci: bool| -> Option<i32> {
+        std::fs::write(&list, lines).unwrap();
+        let mut cmd = Command::new(script);
+        cmd.arg(&list).env_remove("CI");
+        if ci {
+            cmd.env("CI", "true");
+        }
+        run(&mut cmd).status.code()
+    };
+    let required = "btf_load: kernel_accepts_deduplicated_vmlinux_btf: not root\n";
+    let pinned = "kernel: needs pahole HEAD's output for the pinned image (build ID 01d2), and x has build ID none\n";
+    assert_eq!(verdict(required, true), Some(1));
+    assert_eq!(verdict(&format!("{pinned}{required}"), true), Some(1));
+    assert_eq!(verdict(required, false), Some(0));
+    assert_eq!(verdict(pinned, true), Some(0));
+    assert_eq!(verdict("", true), Some(0));
+}
