@@ -38,7 +38,7 @@
 //! (it holds only void; e.g. the split BTF's only base reference is a `void *`), the new split
 //! BTF starts at id 1 too and the second pass takes it for the base: the base types that should
 //! be appended are skipped, and references to them keep their old base ids, which now name
-//! unrelated split types or nothing. libbpf still does this in 2026. This module appends them
+//! unrelated split types or nothing (libbpf v1.7 and v1.8 do this). This module appends them
 //! as in every other case; its output is then valid where libbpf's is corrupt.
 
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Serialises a [`Btf`] to the raw on-disk layout: header | types | strings.
 //!
-//! The header is the classic 24-byte one (kernels up to 2026 reject a non-empty layout
-//! section); the byte order is the BTF's own, which the encoder takes from the ELF input.
+//! The header is the classic 24-byte one (kernels older than the 7.x ones that ask for
+//! `layout` reject a longer header); the byte order is the BTF's own, which the encoder takes from the ELF input.
 
 use super::{Btf, Endian};
 

@@ -336,15 +336,21 @@ impl<'a, 'd> Decoder<'a, 'd> {
             AttributeValue::DebugInfoRef(o) if self.cu.holds(o) => {
                 Ok(self.local(o.0 - self.cu.offset))
             }
-            AttributeValue::DebugInfoRef(_) => Err(self.err(
+            AttributeValue::DebugInfoRef(o) => Err(self.err(
                 off,
                 format!(
-                    "{what}: cross-CU references (DW_FORM_ref_addr, LTO builds) are not supported"
+                    "{what}: the DIE at .debug_info+{:#x}, in another unit, is not among the \
+                     DIEs this unit imports",
+                    o.0
                 ),
             )),
-            AttributeValue::DebugTypesRef(_) => Err(self.err(
+            AttributeValue::DebugTypesRef(sig) => Err(self.err(
                 off,
-                format!("{what}: type-unit references (DW_FORM_ref_sig8) are not supported"),
+                format!(
+                    "{what}: the type unit with signature {:#018x} is not among the DIEs this \
+                     unit imports",
+                    sig.0
+                ),
             )),
             _ => Ok(None),
         }
