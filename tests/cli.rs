@@ -143,3 +143,23 @@ fn ci_fails_when_a_required_check_skipped() {
     assert_eq!(verdict(pinned, true), Some(0));
     assert_eq!(verdict("", true), Some(0));
 }
+
+/// The tests' command runner (tests/common's `run`) kills a command that outlives its limit
+/// and fails the test, instead of letting a hang stall the suite.
+#[test]
+fn a_hung_command_fails_its_test() {
+    let start = std::time::Instant::now();
+    let outcome = std::panic::catch_unwind(|| {
+        run_within(
+            Command::new("sleep").arg("30"),
+            std::time::Duration::from_millis(300),
+        )
+    });
+    let message = outcome.expect_err("the command outlived its limit and still passed");
+    let message = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(message.contains("was killed"), "{message}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+}

@@ -1,6 +1,7 @@
 //! Replays every input the fuzz targets (fuzz/, docs/fuzzing.md) once failed on, through the
 //! same target code: tests/data/fuzz/TARGET-WHAT, where TARGET names the target. Each must now
-//! run to its end: a clear error or a result, never a panic.
+//! run to its end: a clear error or a result, never a panic. The committed seed corpus
+//! (fuzz/corpus/TARGET/) is replayed the same way.
 //!
 //! Some findings were arithmetic overflows, which only debug builds check (the fuzz targets are
 //! built with debug assertions): `cargo test --test fuzz_regressions` catches their return,
@@ -40,4 +41,22 @@ fn fuzz_findings_replay() {
         replayed += 1;
     }
     assert!(replayed > 0, "no input in {}", dir.display());
+}
+
+/// Every input of the committed corpus, through its target: the seeds the campaigns started
+/// from (real fixtures, kernel-like objects, BTF) must run to their end too.
+#[test]
+fn fuzz_corpus_replays() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
+    for (target, run) in TARGETS {
+        let dir = corpus.join(target);
+        let mut replayed = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            eprintln!("replaying {}", path.display());
+            run(&std::fs::read(&path).unwrap());
+            replayed += 1;
+        }
+        assert!(replayed > 0, "no input in {}", dir.display());
+    }
 }

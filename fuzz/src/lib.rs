@@ -114,14 +114,14 @@ fn generated(src: &mut Bytes<'_>, split: bool) -> (Option<Arc<Btf>>, Vec<u8>) {
 // ---------------------------------------------------------------------------------------------
 // elf_pipeline
 
-/// The scratch directory, made once per process, holding the input and [`BASE_BTF`].
-fn scratch() -> &'static tempfile::TempDir {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| {
+thread_local! {
+    /// The scratch directory holding the input and [`BASE_BTF`], one per thread: the replay
+    /// tests run targets on several threads at once, and a shared input file would race.
+    static SCRATCH: tempfile::TempDir = {
         let dir = tempfile::tempdir().expect("a temporary directory");
         std::fs::write(dir.path().join("base.btf"), BASE_BTF).expect("the base is written");
         dir
-    })
+    };
 }
 
 fn every_feature() -> Features {
@@ -165,13 +165,15 @@ fn encode(input: &Path, output: Output, base: Option<PathBuf>, features: Feature
 /// with pahole's default features, once in place (`-J`, the file being a copy) with every
 /// feature on and [`BASE_BTF`] as base, so split encoding and the distilled base run too.
 pub fn elf_pipeline(data: &[u8]) {
-    let dir = scratch().path();
-    let input = dir.join("input.o");
-    std::fs::write(&input, data).expect("the input is written");
-    let detached = Output::Detached(dir.join("out.btf"));
-    encode(&input, detached, None, Features::default());
-    let base = Some(dir.join("base.btf"));
-    encode(&input, Output::InPlace, base, every_feature());
+    SCRATCH.with(|dir| {
+        let dir = dir.path();
+        let input = dir.join("input.o");
+        std::fs::write(&input, data).expect("the input is written");
+        let detached = Output::Detached(dir.join("out.btf"));
+        encode(&input, detached, None, Features::default());
+        let base = Some(dir.join("base.btf"));
+        encode(&input, Output::InPlace, base, every_feature());
+    });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -44,10 +44,49 @@ pub fn oracle_pahole() -> PathBuf {
     pahole
 }
 
-/// Runs a command and returns its output (stdout/stderr captured).
+/// How long one command a test runs may take before the test fails: `$DWARF2BTF_TEST_TIMEOUT`
+/// seconds, else 20 minutes (the longest, a 6.1 boot under software emulation, takes a few).
+fn command_timeout() -> std::time::Duration {
+    let secs = std::env::var("DWARF2BTF_TEST_TIMEOUT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20 * 60);
+    std::time::Duration::from_secs(secs)
+}
+
+/// Runs a command and returns its output (stdout/stderr captured). A command still running
+/// after [`command_timeout`] is killed and the test fails saying so: a hang stalls no run.
 pub fn run(cmd: &mut Command) -> Output {
-    cmd.output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
+    run_within(cmd, command_timeout())
+}
+
+/// [`run`] with the time limit given.
+pub fn run_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
+    use std::process::Stdio;
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let pid = child.id() as libc::pid_t;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    let output = match rx.recv_timeout(limit) {
+        Ok(output) => output,
+        Err(_) => {
+            // SAFETY: kill takes no pointer. The child is unreaped unless its waiter returned
+            // in this very instant, the only case in which the pid could name another process.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let stderr = rx
+                .recv()
+                .unwrap()
+                .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+                .unwrap_or_default();
+            panic!("{cmd:?} still ran after {limit:?} and was killed; its stderr:\n{stderr}");
+        }
+    };
+    output.unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
 }
 
 /// Runs a command that must succeed.
