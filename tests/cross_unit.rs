@@ -1,8 +1,10 @@
 //! Inputs whose DIEs reference other units (`src/dwarf/foreign.rs`): type units, dwz (with and
 //! without a supplementary file) and LTO (clang and gcc), built from one two-file program
 //! (`tests/fixtures/xunit`). Type units and dwz, which pahole cannot read, must give the BTF
-//! of the same program built plainly; LTO, which pahole reads by merging every CU into one,
-//! must give Debian pahole's BTF. Every test first checks that the input
+//! of the same program built plainly, by two judges: dwarf2btf's own `diff` against its BTF of
+//! the plain build, and — independent of dwarf2btf — Debian pahole's BTF of the plain build,
+//! both rendered by bpftool and `scripts/btf-canon.py`. LTO, which pahole reads by merging
+//! every CU into one, must give Debian pahole's BTF. Every test first checks that the input
 //! really has what it is about, so that a compiler which ignores a flag cannot make it pass.
 
 mod common;
@@ -40,9 +42,9 @@ fn compile(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
     out
 }
 
-/// dwarf2btf's BTF of `input` (kernel flags), as `input.btf`.
+/// dwarf2btf's BTF of `input` (kernel flags), as `INPUT.btf`.
 fn btf_of(input: &Path) -> PathBuf {
-    let out = input.with_extension("btf");
+    let out = PathBuf::from(format!("{}.btf", input.display()));
     let o = encode(input, &out, &[KERNEL_FEATURES]);
     assert!(o.status.success(), "{}: {}", input.display(), text(&o));
     out
@@ -58,6 +60,48 @@ fn assert_same_btf(expected: &Path, got: &Path) {
         got.display(),
         text(&o)
     );
+}
+
+/// Debian pahole's BTF of `input` (with floats, as the kernel flags have them), as
+/// `INPUT.pahole.btf`.
+fn pahole_btf_of(input: &Path) -> PathBuf {
+    let out = PathBuf::from(format!("{}.pahole.btf", input.display()));
+    run_ok(
+        Command::new(oracle_pahole())
+            .arg("--btf_gen_floats")
+            .arg(format!("--btf_encode_detached={}", out.display()))
+            .arg(input),
+    );
+    out
+}
+
+/// The id-free rendering of a BTF file by bpftool and `scripts/btf-canon.py`: one line per
+/// type, sorted.
+fn bpftool_canon(btf: &Path) -> String {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/btf-canon.py");
+    text(&run_ok(Command::new(tool("python3")).arg(script).arg(btf)))
+}
+
+/// The independent judge: `theirs` (pahole's) and `ours` describe the same types, as bpftool
+/// reads them.
+fn assert_same_by_bpftool(theirs: &Path, ours: &Path) {
+    let (a, b) = (bpftool_canon(theirs), bpftool_canon(ours));
+    if a != b {
+        let only = |x: &str, y: &str| -> Vec<String> {
+            let ys: std::collections::BTreeSet<&str> = y.lines().collect();
+            x.lines()
+                .filter(|l| !ys.contains(l))
+                .map(String::from)
+                .collect()
+        };
+        panic!(
+            "{} and {} differ as bpftool reads them:\nonly in the first: {:#?}\nonly in the second: {:#?}",
+            theirs.display(),
+            ours.display(),
+            only(&a, &b),
+            only(&b, &a)
+        );
+    }
 }
 
 /// What readelf prints about `path` with `args`.
@@ -84,6 +128,7 @@ fn gcc_type_units_give_the_btf_of_the_plain_build() {
         };
         assert!(has_type_units, "DWARF {version}: gcc wrote no type units");
         assert_same_btf(&btf_of(&plain), &btf_of(&units));
+        assert_same_by_bpftool(&pahole_btf_of(&plain), &btf_of(&units));
 
         // In an object, each type unit has a section of its own (a COMDAT group).
         let plain = compile(&dir, &format!("plain{version}.o"), &["-O2", &dwarf]);
@@ -131,6 +176,7 @@ fn dwz_gives_the_btf_of_the_input_before_dwz() {
             "DWARF {version}: dwz made no partial unit"
         );
         assert_same_btf(&first_btf, &btf_of(&single));
+        assert_same_by_bpftool(&pahole_btf_of(&first), &btf_of(&single));
 
         // Two files and a supplementary one (-m), named relative to them (-M).
         let common = format!("common{version}.debug");
@@ -153,6 +199,8 @@ fn dwz_gives_the_btf_of_the_input_before_dwz() {
         );
         assert_same_btf(&first_btf, &btf_of(&m1));
         assert_same_btf(&second_btf, &btf_of(&m2));
+        assert_same_by_bpftool(&pahole_btf_of(&first), &btf_of(&m1));
+        assert_same_by_bpftool(&pahole_btf_of(&second), &btf_of(&m2));
 
         // Without the supplementary file: one clear error, nothing written.
         let moved = dir.join(format!("{common}.away"));
@@ -203,4 +251,22 @@ fn lto_matches_debian_pahole() {
         );
         assert_same_btf(&theirs, &btf_of(&lto));
     }
+}
+
+/// Negative control of the independent judge: a BTF file against itself passes, and with one
+/// struct member's type changed (to the first FUNC's id) it fails.
+#[test]
+fn bpftool_judge_detects_a_changed_member() {
+    let dir = scratch("cross_unit_judge");
+    let plain = build(&dir, "plain", "gcc", &["-O2", "-gdwarf-5"]);
+    let ours = btf_of(&plain);
+    assert_same_by_bpftool(&ours, &ours);
+    let changed = dir.join("changed.btf");
+    std::fs::write(
+        &changed,
+        corrupt_member_type(&std::fs::read(&ours).unwrap(), true),
+    )
+    .unwrap();
+    let outcome = std::panic::catch_unwind(|| assert_same_by_bpftool(&ours, &changed));
+    assert!(outcome.is_err(), "the judge passed a changed member");
 }
