@@ -67,10 +67,9 @@ pub struct Features {
     /// optimized parameters no longer skip a function; a function whose signature clang
     /// changed gets its real prototype (`dwarf/functions/analysis.rs`).
     pub true_signature: bool,
-    /// `layout` was asked for. Not implemented: pahole HEAD has libbpf add its kind layout
-    /// section (a `btf_layout` record per kind, and a 32-byte header pointing at it) to base
-    /// BTF; dwarf2btf writes none, says so on stderr ([`LAYOUT_NOTICE`]) when it writes base
-    /// BTF, and a strict list naming it is an error.
+    /// `layout`: write libbpf 1.8's 32-byte header, and for base BTF the kind layout section
+    /// it points at (a `btf_layout` record per kind), as pahole HEAD does
+    /// (`btf::write::HeaderForm`).
     pub layout: bool,
 }
 
@@ -176,13 +175,6 @@ impl Features {
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             if name == "default" {
                 self.enable_default();
-            } else if name == "layout" {
-                if strict {
-                    return Err(Error::Usage(format!(
-                        "{LAYOUT_NOTICE_HEAD}; --btf_features_strict refuses to encode without it"
-                    )));
-                }
-                self.layout = true;
             } else if let Some(flag) = self.flag_mut(name) {
                 *flag = true;
             } else if strict {
@@ -317,22 +309,8 @@ pub const LEGACY_FLAGS: &[(&str, Legacy, &str)] = &[
 /// The features dwarf2btf implements, in pahole's order, as `--supported_btf_features`
 /// prints them.
 pub fn supported_features() -> String {
-    FEATURES
-        .iter()
-        .map(|f| f.0)
-        .filter(|name| !UNIMPLEMENTED.contains(name))
-        .collect::<Vec<_>>()
-        .join(",")
+    FEATURES.iter().map(|f| f.0).collect::<Vec<_>>().join(",")
 }
-
-/// Features pahole knows that dwarf2btf does not encode yet, left out of
-/// `--supported_btf_features`: `layout` is recorded and announced (see [`Features::layout`]).
-pub const UNIMPLEMENTED: &[&str] = &["layout"];
-
-const LAYOUT_NOTICE_HEAD: &str = "feature 'layout' is not implemented";
-
-/// The stderr line of a run asked for `layout` that writes base BTF.
-pub const LAYOUT_NOTICE: &str = "feature 'layout' is not implemented; encoding without it";
 
 /// The pahole release whose command line and encoding dwarf2btf implements. `--version`
 /// prints it as pahole does, because kernel builds turn `$(PAHOLE) --version` into
@@ -507,12 +485,10 @@ mod tests {
     }
 
     #[test]
-    fn layout_is_recorded_and_refused_when_strict() {
-        let (f, unknown) = Features::from_lists(&["+layout".into()], false).unwrap();
+    fn layout_is_a_feature_like_the_others() {
+        let (f, unknown) = Features::from_lists(&["+layout".into()], true).unwrap();
         assert!(f.layout && f.float && unknown.is_empty());
-        let e = Features::from_lists(&["+layout".into()], true).unwrap_err();
-        assert!(e.to_string().starts_with(LAYOUT_NOTICE_HEAD), "{e}");
-        assert!(LAYOUT_NOTICE.starts_with(LAYOUT_NOTICE_HEAD));
+        assert!(supported_features().split(',').any(|n| n == "layout"));
     }
 
     #[test]

@@ -10,8 +10,8 @@ use clap::{Arg, ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Par
 
 use dwarf2btf::btf::{canon, dump, kernel, read, verify, Btf};
 use dwarf2btf::config::{
-    parse_langs, supported_features, Config, FeatureArg, Features, Output, LAYOUT_NOTICE,
-    LEGACY_FLAGS, PAHOLE_VERSION,
+    parse_langs, supported_features, Config, FeatureArg, Features, Output, LEGACY_FLAGS,
+    PAHOLE_VERSION,
 };
 use dwarf2btf::{pipeline, Error, Result};
 
@@ -440,10 +440,6 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
         no_dedup: args.no_dedup,
         ..config(input, output, args.run, feature_args, args.verbose)?
     };
-    // pahole HEAD adds the layout section to base BTF only: split BTF is the same without it.
-    if config.features.layout && config.base.is_none() {
-        eprintln!("dwarf2btf: {LAYOUT_NOTICE}");
-    }
     let summary = pipeline::run(&config)?;
     if let Some(why) = &summary.nothing_written {
         eprintln!(

@@ -27,6 +27,7 @@ use parking_lot::{Condvar, Mutex};
 use std::time::Instant;
 
 use crate::btf::distill::distill_base;
+use crate::btf::write::HeaderForm;
 use crate::btf::{read, write, Btf};
 use crate::config::Design;
 use crate::config::{Config, Output};
@@ -172,19 +173,27 @@ fn return_free_heap() {
 /// pahole: the split BTF relative to a minimal base in `.BTF`, that base in `.BTF.base` (a raw
 /// output file gets the plain split BTF, as pahole's does).
 fn write_output(btf: Btf, config: &Config) -> Result<usize> {
+    // pahole HEAD (libbpf 1.8) with `layout`: the 32-byte header, and the kind layout section
+    // in base BTF only.
+    let form = |btf: &Btf| match config.features.layout {
+        false => HeaderForm::Classic,
+        true => HeaderForm::Extended {
+            layout: btf.base().is_none(),
+        },
+    };
     if let Output::Detached(path) = &config.output {
-        let bytes = write::to_bytes(&btf);
+        let bytes = write::to_bytes_as(&btf, form(&btf));
         write_atomic(path, &bytes)?;
         return Ok(bytes.len());
     }
     let sections = if config.features.distilled_base && btf.base().is_some() {
         let (base, split) = distill_base(&btf)?;
         vec![
-            (".BTF", write::to_bytes(&split)),
-            (".BTF.base", write::to_bytes(&base)),
+            (".BTF", write::to_bytes_as(&split, form(&split))),
+            (".BTF.base", write::to_bytes_as(&base, form(&base))),
         ]
     } else {
-        vec![(".BTF", write::to_bytes(&btf))]
+        vec![(".BTF", write::to_bytes_as(&btf, form(&btf)))]
     };
     let refs: Vec<(&str, &[u8])> = sections.iter().map(|(n, b)| (*n, &b[..])).collect();
     write_sections(&config.input, &refs)?;

@@ -30,14 +30,17 @@ fn version_is_what_kconfig_can_read() {
     assert!(stdout_of(&["version"]).starts_with("dwarf2btf "));
 }
 
-/// Every listed feature is accepted by --btf_features_strict, and the features dwarf2btf does
-/// not encode are not listed.
+/// `--supported_btf_features` prints what pahole HEAD prints (tests/data), and every listed
+/// feature is accepted by --btf_features_strict.
 #[test]
 fn supported_features_are_accepted_strictly() {
     let list = stdout_of(&["--supported_btf_features"]);
     let list = list.trim();
-    assert!(list.contains("decl_tag_kfuncs") && list.contains("true_signature"));
-    assert!(!list.contains("layout"), "{list}");
+    let pahole_head = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/pahole-head.supported_btf_features.txt"
+    );
+    assert_eq!(list, std::fs::read_to_string(pahole_head).unwrap().trim());
     let fixture = &fixtures()[0];
     let out = scratch("cli").join("strict.btf");
     let o = encode(
@@ -79,44 +82,73 @@ fn legacy_flags_before_the_first_feature_list_are_reset() {
     );
 }
 
-/// `layout` (pahole HEAD: libbpf's kind layout section in base BTF) is not implemented: a run
-/// asked for it says so in one stderr line and writes what it writes without it; a strict list
-/// naming it fails; split BTF, which pahole writes without the section too, gets no notice.
+/// `layout`, as pahole HEAD writes it through libbpf 1.8: base BTF gets the 32-byte header and
+/// the 80-byte kind layout section between the types and the strings, split BTF the 32-byte
+/// header with zero layout fields; the type and string sections are those written without it
+/// (the 24-byte header), and nothing is said on stderr. The kernel's own check is
+/// `kernel_layout_matches_pahole_head`, against pahole HEAD's output.
 #[test]
-fn layout_is_announced_as_not_implemented() {
-    const NOTICE: &str = "dwarf2btf: feature 'layout' is not implemented; encoding without it\n";
+fn layout_writes_libbpf_1_8s_header_and_kind_layouts() {
+    use dwarf2btf::btf::read;
     let fixture = &fixtures()[0];
     let dir = scratch("cli");
     let run_with = |name: &str, flags: &[&str]| {
         let out = dir.join(format!("{name}.btf"));
-        (encode(&fixture.path, &out, flags), out)
+        let o = encode(&fixture.path, &out, flags);
+        assert!(
+            o.status.success() && o.stderr.is_empty(),
+            "{name}: {}",
+            text(&o)
+        );
+        std::fs::read(out).unwrap()
     };
-    let (o, plain) = run_with("no-layout", &["--btf_features=default"]);
-    assert!(o.status.success() && o.stderr.is_empty(), "{}", text(&o));
+    // (hdr_len, layout_off, layout_len) and the type + string sections.
+    let parts = |data: &[u8]| {
+        let h = read::parse_header(data).unwrap();
+        let word = |at: usize| u32::from_le_bytes(data[at..at + 4].try_into().unwrap());
+        let layout = if h.hdr_len >= 32 {
+            (word(24), word(28))
+        } else {
+            (0, 0)
+        };
+        let body = &data[h.hdr_len as usize..];
+        let section = |off: u32, len: u32| body[off as usize..(off + len) as usize].to_vec();
+        (
+            (h.hdr_len, layout.0, layout.1),
+            section(h.type_off, h.type_len),
+            section(h.str_off, h.str_len),
+        )
+    };
+    let plain = run_with("no-layout", &["--btf_features=default"]);
+    let (head, types, strings) = parts(&plain);
+    assert_eq!(head, (24, 0, 0));
     for (name, flags) in [
         ("layout", &["--btf_features=default,layout"][..]),
+        ("layout-strict", &["--btf_features_strict=default,layout"]),
         (
             "layout-twice",
             &["--btf_features=+layout", "--btf_features=layout"],
         ),
     ] {
-        let (o, out) = run_with(name, flags);
-        assert!(o.status.success(), "{name}: {}", text(&o));
-        assert_eq!(String::from_utf8_lossy(&o.stderr), NOTICE, "{name}");
-        assert!(o.stdout.is_empty(), "{name}: {}", text(&o));
-        assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&plain).unwrap());
+        let data = run_with(name, flags);
+        let (head, t, s) = parts(&data);
+        let type_len = types.len() as u32;
+        assert_eq!(head, (32, type_len, 80), "{name}");
+        assert_eq!((t, s), (types.clone(), strings.clone()), "{name}");
+        // INT: 4 bytes after the record; STRUCT: 12 per member (libbpf's layouts[]).
+        let layouts = &data[32 + type_len as usize..][..80];
+        assert_eq!(
+            (&layouts[4..6], &layouts[16..18]),
+            (&[4, 0][..], &[0, 12][..])
+        );
     }
-    let (o, out) = run_with("layout-strict", &["--btf_features_strict=default,layout"]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert_eq!(
-        String::from_utf8_lossy(&o.stderr),
-        "dwarf2btf: feature 'layout' is not implemented; \
-         --btf_features_strict refuses to encode without it\n"
-    );
-    assert!(!out.exists());
-    let base = format!("--btf_base={}", plain.display());
-    let (o, _) = run_with("layout-split", &["--btf_features=default,layout", &base]);
-    assert!(o.status.success() && o.stderr.is_empty(), "{}", text(&o));
+    let base = dir.join("no-layout.btf");
+    let base = format!("--btf_base={}", base.display());
+    let split = run_with("layout-split", &["--btf_features=default,layout", &base]);
+    let split_plain = run_with("split", &["--btf_features=default", &base]);
+    let ((head, t, s), (plain_head, pt, ps)) = (parts(&split), parts(&split_plain));
+    assert_eq!((head, plain_head), ((32, 0, 0), (24, 0, 0)));
+    assert_eq!((t, s), (pt, ps));
 }
 
 /// scripts/skip-verdict.sh, which ends scripts/test.sh: under CI=true a check that did not

@@ -175,6 +175,26 @@ fn kernel_true_signature_matches_pahole_head() {
     );
 }
 
+/// With `layout` (what 7.1+ kernels ask pahole ≥ 1.31 for): the whole file equals pahole
+/// HEAD's, header and kind layout section included.
+#[test]
+fn kernel_layout_matches_pahole_head() {
+    let Some(vmlinux) = pinned_vmlinux("kernel_layout_matches_pahole_head") else {
+        return;
+    };
+    let out = scratch("kernel").join("vmlinux-layout.btf");
+    let features = format!("{KERNEL_FEATURES},layout");
+    let o = encode(&vmlinux, &out, &[&features, "--lang_exclude=rust", "-j2"]);
+    assert!(o.status.success() && o.stderr.is_empty(), "{}", text(&o));
+    let (ours, theirs) = (
+        std::fs::read(&out).unwrap(),
+        std::fs::read(oracle_layout_btf()).unwrap(),
+    );
+    if let Some(d) = compare::first_difference(&theirs, &ours) {
+        panic!("differs from pahole HEAD's output with layout: {d}");
+    }
+}
+
 /// -j1/-j2/-j8/-j64 and the three table designs all give the same bytes on the kernel, and
 /// their `--stats` count the same instances saved.
 #[test]

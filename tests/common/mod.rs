@@ -454,6 +454,11 @@ pub fn oracle_true_signature_btf() -> PathBuf {
     decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-head-true-signature.btf")
 }
 
+/// pahole HEAD's output for the reference kernel with `layout` too (tests/data).
+pub fn oracle_layout_btf() -> PathBuf {
+    decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-head-layout.btf")
+}
+
 /// Its `-V` function skip lines.
 pub fn oracle_true_signature_skipped() -> PathBuf {
     data("vmlinux-6.1.0-57-cloud-amd64.pahole-head-true-signature.skipped.txt")
