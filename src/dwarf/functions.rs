@@ -336,21 +336,9 @@ impl<'a, 'd> Decoder<'a, 'd> {
             AttributeValue::DebugInfoRef(o) if self.cu.holds(o) => {
                 Ok(self.local(o.0 - self.cu.offset))
             }
-            AttributeValue::DebugInfoRef(o) => Err(self.err(
+            AttributeValue::DebugInfoRef(_) | AttributeValue::DebugTypesRef(_) => Err(self.err(
                 off,
-                format!(
-                    "{what}: the DIE at .debug_info+{:#x}, in another unit, is not among the \
-                     DIEs this unit imports",
-                    o.0
-                ),
-            )),
-            AttributeValue::DebugTypesRef(sig) => Err(self.err(
-                off,
-                format!(
-                    "{what}: the type unit with signature {:#018x} is not among the DIEs this \
-                     unit imports",
-                    sig.0
-                ),
+                format!("{what}: a reference into another unit that this unit does not import"),
             )),
             _ => Ok(None),
         }
