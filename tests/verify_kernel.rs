@@ -132,6 +132,12 @@ fn differential(what: &str, data: &[u8], n: u64) -> bool {
         muts.len(),
         bad.join("\n")
     );
+    // Agreement means something only when the kernel both rejected and accepted some.
+    assert!(
+        rejected > 0 && rejected < muts.len(),
+        "{what}: the kernel rejected {rejected} of {} mutations: the comparison shows nothing",
+        muts.len()
+    );
     true
 }
 
@@ -154,4 +160,29 @@ fn verify_agrees_with_kernel_on_mutated_vmlinux_btf() {
         return;
     };
     differential("vmlinux", &data, cases());
+}
+
+/// BTF written with `layout` (libbpf 1.8's 32-byte header and kind layout section): verify's
+/// verdict equals the running kernel's. A 6.x kernel rejects the longer header, as verify's
+/// 6.1 rules do; on a kernel that reads the layout section this fails until verify learns
+/// its rules (issue 21).
+#[test]
+fn verify_agrees_with_kernel_on_btf_with_a_layout_section() {
+    let what = "verify_agrees_with_kernel_on_btf_with_a_layout_section";
+    let fixture = &fixtures()[0];
+    let out = scratch("verify_kernel_layout").join("layout.btf");
+    let features = format!("{KERNEL_FEATURES},layout");
+    let o = encode(&fixture.path, &out, &[&features]);
+    assert!(o.status.success(), "{}", text(&o));
+    let data = std::fs::read(&out).unwrap();
+    let kernel = match btf_load(&data) {
+        Err((errno, _)) if kernel_refused(errno, what) => return,
+        other => other.map(drop),
+    };
+    let problems = verify_bytes(&data, None);
+    assert_eq!(
+        problems.is_empty(),
+        kernel.is_ok(),
+        "{what}: verify says {problems:?}, the kernel {kernel:?}"
+    );
 }
