@@ -7,7 +7,8 @@
 # BTF it cannot parse), each module's /sys/kernel/btf/<module> is there, registered and loads
 # (merged with vmlinux's), and the kernel log has no BTF error. Before booting it also checks
 # that the in-place write into .tmp_vmlinux* changed nothing but .BTF. Exits 0 only when the
-# console shows "RESULT: PASS".
+# console shows "RESULT: PASS" and a second boot, with one module's BTF corrupted
+# (kernel-build/corrupt-btf.py), shows "RESULT: FAIL" naming that module.
 #
 #   scripts/kernel-build.sh [--clean] [6.12|6.1]          # default 6.12
 #   PAHOLE=pahole scripts/kernel-build.sh 6.1               # the comparison run with pahole
@@ -250,9 +251,10 @@ echo "   $(wc -l < "$R/etc/modules.list") modules, $(stat -c %s "$B/initramfs.cp
 
 # ---- boot
 LOGF=$B/console.log
-boot() { # boot TIMEOUT ACCEL-ARGS...: the console goes to $LOGF
+INITRD=$B/initramfs.cpio
+boot() { # boot TIMEOUT ACCEL-ARGS...: boots $INITRD, the console goes to $LOGF
   local t=$1; shift
-  qemu_boot "$B/arch/x86/boot/bzImage" "$B/initramfs.cpio" "$LOGF" "$t" -m 512M \
+  qemu_boot "$B/arch/x86/boot/bzImage" "$INITRD" "$LOGF" "$t" -m 512M \
     -append "console=ttyS0 panic=-1 oops=panic loglevel=7" "$@"
 }
 ACCEL_USED=
@@ -275,6 +277,38 @@ tr -d '\r' < "$LOGF" > "$LOGF.txt" && mv "$LOGF.txt" "$LOGF"
 grep -E '^(PASS|FAIL|RESULT): ' "$LOGF" | sed 's/^/   /' || true
 if grep -q '^RESULT: PASS' "$LOGF"; then BOOT=PASS; else BOOT=FAIL; fi
 
+# ---- negative control: the same boot with one module's BTF corrupted (a struct member
+# pointing at a type id that does not exist) must give RESULT: FAIL naming that module, or
+# the PASS above proves nothing. KB_NEGATIVE=0 skips it.
+NEGATIVE="not run"
+if [ "$BOOT" = PASS ] && [ "${KB_NEGATIVE:-1}" = 1 ]; then
+  say "negative control: one module's BTF corrupted"
+  victim=
+  while IFS= read -r ko; do
+    objcopy --dump-section .BTF="$B/victim.btf" "$R$ko" "$B/victim.tmp.ko" 2>/dev/null || continue
+    if python3 "$REPO/scripts/kernel-build/corrupt-btf.py" "$B/victim.btf" "$B/victim.bad.btf"; then
+      victim=$ko
+      break
+    fi
+  done < "$R/etc/modules.list"
+  [ -n "$victim" ] || die "negative control: no module has a struct to corrupt"
+  cp "$R$victim" "$B/victim.ko"
+  objcopy --update-section .BTF="$B/victim.bad.btf" "$R$victim"
+  make_initramfs "$R" "$REPO/scripts/kernel-build/init.c" "$B/initramfs-negative.cpio"
+  cp "$B/victim.ko" "$R$victim"
+  INITRD=$B/initramfs-negative.cpio LOGF=$B/console-negative.log
+  if [ "$ACCEL_USED" = kvm ]; then boot "$KVM_TIMEOUT" -enable-kvm -cpu host; else boot "$TCG_TIMEOUT" -accel tcg -cpu max; fi
+  tr -d '\r' < "$LOGF" > "$LOGF.txt" && mv "$LOGF.txt" "$LOGF"
+  name=$(basename "$victim" .ko)
+  grep -E '^(FAIL|RESULT): ' "$LOGF" | sed 's/^/   /' || true
+  if grep -q '^RESULT: FAIL' "$LOGF" && grep -q "^FAIL: .*$name" "$LOGF"; then
+    NEGATIVE="RESULT: FAIL with $name's BTF corrupted, as it must (console: $LOGF)"
+  else
+    die "negative control: the boot with $name's BTF corrupted did not fail ($LOGF)"
+  fi
+  INITRD=$B/initramfs.cpio LOGF=$B/console.log
+fi
+
 # ---- summary
 {
   echo "kernel:              linux-source-$VER ($KREL), tinyconfig + BTF, $(wc -l < "$R/etc/modules.list") modules"
@@ -288,6 +322,7 @@ if grep -q '^RESULT: PASS' "$LOGF"; then BOOT=PASS; else BOOT=FAIL; fi
   for m in "${MODS[@]}"; do echo "  $m"; done
   echo "$INPLACE"
   echo "boot ($ACCEL_USED):          $BOOT in ${BOOT_SECS}s (console: $LOGF)"
+  echo "negative control:    $NEGATIVE"
   echo "build dir:           $B"
   echo "encoder inputs:      $B/encoder-inputs"
 } > "$B/summary.txt"
