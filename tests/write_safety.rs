@@ -398,6 +398,16 @@ fn root_or_skip(what: &str) -> bool {
     false
 }
 
+/// Encodes `input` into the existing (or symlinked) `out` with `--btf_encode_detached`, which
+/// must succeed; unlike `encode`, `out` is not removed first: what it is matters here.
+fn encode_over(input: &Path, out: &Path) {
+    run_ok(
+        Command::new(bin())
+            .arg(format!("--btf_encode_detached={}", out.display()))
+            .arg(input),
+    );
+}
+
 /// Run as root on files that belong to someone else, `-J` in place and a detached output over
 /// an existing file keep the owner, the group and the mode, set-ID bits included: the file
 /// still belongs to its user.
@@ -416,11 +426,7 @@ fn rewriting_as_root_keeps_owner_group_and_mode() {
         set_ownership(path, kept);
     }
     run_ok(Command::new(bin()).arg("-J").arg(&input));
-    run_ok(
-        Command::new(bin())
-            .arg(format!("--btf_encode_detached={}", out.display()))
-            .arg(&input),
-    );
+    encode_over(&input, &out);
     assert_eq!(ownership(&input), (0o4755, NOBODY, NOBODY), "in place");
     assert_eq!(ownership(&out), (0o2640, NOBODY, 0), "detached");
 }
@@ -481,18 +487,10 @@ fn symlinked_outputs_write_their_targets() {
     populate(&dir);
     let (input, target) = (dir.join("input.o"), dir.join("target.btf"));
     let direct = dir.join("direct.btf");
-    run_ok(
-        Command::new(bin())
-            .arg(format!("--btf_encode_detached={}", direct.display()))
-            .arg(&input),
-    );
+    encode_over(&input, &direct);
     let dangling = dir.join("dangling.btf");
     std::os::unix::fs::symlink("target.btf", &dangling).unwrap();
-    run_ok(
-        Command::new(bin())
-            .arg(format!("--btf_encode_detached={}", dangling.display()))
-            .arg(&input),
-    );
+    encode_over(&input, &dangling);
     assert!(std::fs::symlink_metadata(&dangling)
         .unwrap()
         .file_type()
