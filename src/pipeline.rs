@@ -27,11 +27,12 @@ use parking_lot::{Condvar, Mutex};
 use std::time::Instant;
 
 use crate::btf::distill::distill_base;
+use crate::btf::store::Store;
 use crate::btf::write::HeaderForm;
 use crate::btf::{read, write, Btf};
 use crate::config::Design;
 use crate::config::{Config, Output};
-use crate::dedup::{dedup_timed, DedupOptions};
+use crate::dedup::{dedup_store, store_with_base, DedupOptions};
 use crate::dwarf::foreign::UnitIndex;
 use crate::dwarf::units::{unit_headers, DebugSections};
 use crate::encode::chunk::{Chunk, EncodeContext, FoundFunction};
@@ -97,7 +98,7 @@ pub fn run(config: &Config) -> Result<Summary> {
     let mut summary = Summary::default();
     summary.phases.push(start.end("read"));
     let progress = Progress::new();
-    let Some(mut btf) = encode(
+    let Some((mut btf, store)) = encode(
         &elf,
         &mapped,
         config,
@@ -117,13 +118,15 @@ pub fn run(config: &Config) -> Result<Summary> {
     return_free_heap();
     summary.phases.push(start.end("datasecs"));
     summary.types_before_dedup = btf.type_cnt() - btf.start_id();
-    if !config.no_dedup {
+    if config.no_dedup {
+        btf.take_back_held(&store);
+    } else {
         progress.phase("deduplicating");
         let opts = DedupOptions {
             threads: config.jobs,
             ..DedupOptions::default()
         };
-        summary.dedup_phases = dedup_timed(&mut btf, &opts)?
+        summary.dedup_phases = dedup_store(&mut btf, store, &opts)?
             .into_iter()
             .map(|(phase, took)| (phase, took.as_secs_f64()))
             .collect();
@@ -202,6 +205,10 @@ fn write_output(btf: Btf, config: &Config) -> Result<usize> {
 
 /// Encodes every CU, functions and variables, as split BTF on `base` when there is one;
 /// `None` when there is nothing to write. `watch` is shown the functions it watches.
+///
+/// The CUs' records are held compact in the returned store (every id from `void` on, the
+/// base's included), the rest (functions, DATASECs) raw in the BTF: see
+/// [`Btf::hold_in_store`].
 #[allow(clippy::too_many_arguments)]
 pub fn encode(
     elf: &Elf<'_>,
@@ -212,7 +219,7 @@ pub fn encode(
     clock: &RunClock,
     summary: &mut Summary,
     watch: Option<&dyn FuncWatch>,
-) -> Result<Option<Btf>> {
+) -> Result<Option<(Btf, Store)>> {
     let path = elf.path();
     let Some(sections) = DebugSections::load(elf)? else {
         summary.nothing_written = Some("no DWARF (.debug_info) in the input".into());
@@ -266,24 +273,35 @@ pub fn encode(
         None => Btf::new(),
     };
     dst.endian = elf.endian;
+    let store = store_with_base(&dst)?;
     let release_dwarf = || mapped.release(0..mapped.bytes().len());
     let merge = Merge {
         progress,
         release_dwarf: &release_dwarf,
     };
     let run = match config.func_table {
-        Design::Shared => {
-            encode_with::<table::shared::SharedTable<FuncSummary>>(&ctx, config, dst, &merge)
-        }
-        Design::Dashmap => {
-            encode_with::<table::dashmap::DashmapTable<FuncSummary>>(&ctx, config, dst, &merge)
-        }
-        Design::SaveMerge => {
-            encode_with::<table::save_merge::SaveMergeTable<FuncSummary>>(&ctx, config, dst, &merge)
-        }
+        Design::Shared => encode_with::<table::shared::SharedTable<FuncSummary>>(
+            &ctx,
+            config,
+            (dst, store),
+            &merge,
+        ),
+        Design::Dashmap => encode_with::<table::dashmap::DashmapTable<FuncSummary>>(
+            &ctx,
+            config,
+            (dst, store),
+            &merge,
+        ),
+        Design::SaveMerge => encode_with::<table::save_merge::SaveMergeTable<FuncSummary>>(
+            &ctx,
+            config,
+            (dst, store),
+            &merge,
+        ),
     }?;
     let Merged {
         mut btf,
+        mut store,
         chunk_offsets,
         mut secinfos,
         groups,
@@ -300,8 +318,10 @@ pub fn encode(
     summary.phases.push(clock.end("cus"));
     messages.extend(chunk_messages);
     let stdout = std::io::stdout();
+    store.shrink_to_fit();
     let stats: FuncStats = FinalPass {
         btf: &mut btf,
+        store: &store,
         chunk_offsets: &chunk_offsets,
         features: &config.features,
         log: config.verbose.then(|| stdout.lock()),
@@ -326,12 +346,14 @@ pub fn encode(
         summary.nothing_written = Some("no types were encoded".into());
         return Ok(None);
     }
-    Ok(Some(btf))
+    Ok(Some((btf, store)))
 }
 
 /// The concatenated chunks and what the final pass needs.
 struct Merged {
     btf: Btf,
+    /// The CUs' records, which `btf` holds (see [`Btf::hold_in_store`]).
+    store: Store,
     chunk_offsets: Vec<u32>,
     secinfos: Vec<PendingSecinfo>,
     groups: Vec<Vec<FuncSummary>>,
@@ -357,11 +379,11 @@ struct Merge<'m> {
 const RELEASE_DWARF_EVERY: usize = 8;
 
 /// Runs the workers with table design `T` and appends their chunks in order to `dst` (empty,
-/// or split on a base).
+/// or split on a base; its records go into the store beside it, which holds the base's).
 fn encode_with<'a, T: FuncTable<FuncSummary>>(
     ctx: &EncodeContext<'a, '_>,
     config: &Config,
-    dst: Btf,
+    (dst, store): (Btf, Store),
     merge: &Merge<'_>,
 ) -> Result<Merged> {
     let n_cus = ctx.headers.len();
@@ -380,6 +402,7 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     let (tx, rx) = mpsc::channel::<(usize, Owner, Result<Chunk>)>();
     let mut merged = Merged {
         btf: dst,
+        store,
         chunk_offsets: vec![0; batches.len()],
         secinfos: Vec::new(),
         groups: Vec::new(),
@@ -438,6 +461,7 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                 };
                 let offset = append_chunk(
                     &mut merged.btf,
+                    &mut merged.store,
                     &chunk.btf,
                     &mut index_type,
                     chunk.index_local,

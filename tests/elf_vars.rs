@@ -21,6 +21,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use common::*;
+use dwarf2btf::btf::store::Store;
 use dwarf2btf::btf::{write, Btf, Kind};
 use dwarf2btf::config::Features;
 use dwarf2btf::dwarf::foreign::UnitIndex;
@@ -294,10 +295,12 @@ fn encode_vars(path: &Path, features: &Features, out: &Path) -> (PathBuf, Vec<St
     }
     let mut btf = Btf::new();
     btf.endian = elf.endian;
-    let shift = append_chunk(&mut btf, &chunk, &mut None, index_local).unwrap();
+    let mut store = Store::new();
+    let shift = append_chunk(&mut btf, &mut store, &chunk, &mut None, index_local).unwrap();
     for p in &mut pending {
         p.var_id += shift;
     }
+    btf.take_back_held(&store);
     venc.add_datasecs(&mut btf, &mut pending).unwrap();
     std::fs::write(out, write::to_bytes(&btf)).unwrap();
     (out.to_path_buf(), msgs)

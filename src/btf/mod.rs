@@ -11,6 +11,7 @@ pub mod dump;
 pub mod kernel;
 pub mod kinds;
 pub mod read;
+pub mod store;
 pub mod strings;
 pub mod types;
 pub mod verify;
@@ -85,6 +86,9 @@ pub struct Btf {
     base: Option<Arc<Btf>>,
     start_id: u32,
     start_str_off: u32,
+    /// Own types whose records a [`store::Store`] holds (the encoder's, until dedup): ids
+    /// `start_id..start_id + held`, before those in `words`.
+    held: u32,
     words: Vec<u32>,
     offs: Vec<u32>,
     strings: StringTable,
@@ -108,6 +112,7 @@ impl Btf {
             base: None,
             start_id: 1,
             start_str_off: 0,
+            held: 0,
             words: Vec::new(),
             offs: Vec::new(),
             strings: StringTable::new_base(),
@@ -123,6 +128,7 @@ impl Btf {
             start_str_off: base.str_end(),
             endian: base.endian,
             base: Some(base),
+            held: 0,
             words: Vec::new(),
             offs: Vec::new(),
             strings: StringTable::new_split(),
@@ -144,6 +150,7 @@ impl Btf {
             base,
             start_id,
             start_str_off,
+            held: 0,
             words,
             offs,
             strings,
@@ -172,11 +179,46 @@ impl Btf {
     }
     /// One past the highest type id (libbpf's `btf__type_cnt`, counting void and the base).
     pub fn type_cnt(&self) -> u32 {
-        self.start_id + self.offs.len() as u32
+        self.start_id + self.held + self.offs.len() as u32
     }
     /// Number of types this BTF owns.
     pub fn own_len(&self) -> usize {
-        self.offs.len()
+        self.held as usize + self.offs.len()
+    }
+    /// How many own types a record store holds (see [`Btf::hold_in_store`]).
+    pub fn held(&self) -> u32 {
+        self.held
+    }
+    /// Notes that the next `n` own ids were given to records a [`store::Store`] holds
+    /// (the encoder's way of keeping its pre-dedup records compact). Only raw records can be
+    /// read through this BTF ([`Btf::type_by_id`] is `None` for a held id, and
+    /// [`Btf::own_types`] skips them), so held records must come before any raw one.
+    pub fn hold_in_store(&mut self, n: u32) -> Result<()> {
+        if !self.offs.is_empty() {
+            return Err(Error::BadBtf(
+                "records can be held in a store only before the first raw one".into(),
+            ));
+        }
+        self.held = self
+            .held
+            .checked_add(n)
+            .filter(|&h| self.start_id + h <= kinds::MAX_NR_TYPES)
+            .ok_or_else(|| Error::BtfLimit(format!("more than {} types", kinds::MAX_NR_TYPES)))?;
+        Ok(())
+    }
+    /// Forgets the held ids (dedup took their records back from the store).
+    pub(crate) fn release_held(&mut self) {
+        self.held = 0;
+    }
+    /// Makes the held records raw again, read from `store` (which holds every id from
+    /// `void` up to the last held one), before the raw ones.
+    pub fn take_back_held(&mut self, store: &store::Store) {
+        debug_assert_eq!(store.len(), self.start_id + self.held);
+        let (mut words, mut offs) = store.raw_records(self.start_id);
+        let shift = words.len() as u32;
+        offs.extend(self.offs.iter().map(|&o| o + shift));
+        words.extend_from_slice(&self.words);
+        (self.words, self.offs, self.held) = (words, offs, 0);
     }
     /// One past the highest string offset, base included.
     pub fn str_end(&self) -> u32 {
@@ -191,17 +233,12 @@ impl Btf {
         &self.words
     }
 
-    /// The word offset of each own record in [`Btf::type_words`], in id order.
-    pub(crate) fn type_offsets(&self) -> &[u32] {
-        &self.offs
-    }
-
     /// The type with id `id`, looking into the base for lower ids; `None` for void or past the end.
     pub fn type_by_id(&self, id: u32) -> Option<Type<'_>> {
         if id < self.start_id {
             return self.base.as_ref().and_then(|b| b.type_by_id(id));
         }
-        let i = (id - self.start_id) as usize;
+        let i = id.checked_sub(self.start_id + self.held)? as usize;
         let start = *self.offs.get(i)? as usize;
         let end = self
             .offs

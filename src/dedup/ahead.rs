@@ -12,25 +12,27 @@ use super::Graph;
 /// How many ids ahead of the struct phase the records are prefetched: about two compile
 /// units of the kernel (how it was chosen: docs/dedup-performance.md).
 const RECORDS_AHEAD: u32 = 4096;
-/// The per-id entries (record positions, canonical map) go this much further ahead, so that
+/// The per-id entries (record positions, kinds, canonical map) go this much further ahead, so that
 /// the record positions are cached by the time the records are prefetched.
 const ENTRIES_LEAD: u32 = 512;
 /// `u32` words per cache line.
 const LINE_WORDS: usize = 16;
+/// Record units (`u16`) per cache line.
+const LINE_UNITS: usize = 32;
 
 /// Position of the prefetch streams.
 pub(super) struct Ahead {
     /// Next id whose per-id entries are not yet prefetched.
     entries: u32,
-    /// Next own-record word (a line start) not yet prefetched.
-    word: usize,
+    /// Next record unit (a line start) not yet prefetched.
+    unit: usize,
 }
 
 impl Ahead {
     pub(super) fn new(g: Graph<'_>) -> Self {
         Ahead {
             entries: g.start_id,
-            word: 0,
+            unit: g.record_unit(g.start_id) & !(LINE_UNITS - 1),
         }
     }
 
@@ -44,12 +46,12 @@ impl Ahead {
             self.entries += LINE_WORDS as u32 / 2;
         }
         let records_to = match id + RECORDS_AHEAD {
-            to if to < cnt => g.own_offset(to),
-            _ => g.own_len(),
+            to if to < cnt => g.record_unit(to),
+            _ => g.record_units(),
         };
-        while self.word < records_to {
-            g.prefetch_own_word(self.word);
-            self.word += LINE_WORDS;
+        while self.unit < records_to {
+            g.prefetch_record_unit(self.unit);
+            self.unit += LINE_UNITS;
         }
     }
 }

@@ -47,7 +47,7 @@ impl Dedup {
             }
             let pos = words.len();
             offs.push(pos as u32);
-            words.extend_from_slice(self.types.rec_exact(id));
+            self.types.rec(id).write_to(&mut words);
             let rec = &mut words[pos..];
             let mut bad = None;
             for_each_id_field(rec[1], |i| match new_id(rec[i]) {
@@ -78,7 +78,7 @@ impl Dedup {
             if m == id {
                 g.set_map(id, RENUMBERED | next);
                 next += 1;
-                kept_words += self.types.rec_exact(id).len();
+                kept_words += self.types.rec(id).tpl().len();
             } else if m > MAX_NR_TYPES {
                 g.set_map(id, UNPROCESSED);
             }

@@ -28,20 +28,20 @@ impl Dedup {
         // names alone (split BTF: the base's thousands of structs are mostly other names).
         let mut names: FxHashMap<u32, u32> = fwds
             .iter()
-            .map(|&id| (self.types.rec(id)[0], NO_COMPOSITE))
+            .map(|&id| (self.types.rec(id).tpl()[0], NO_COMPOSITE))
             .collect();
         for id in 1..self.types.type_cnt() {
             if self.types.map(id) != id {
                 continue;
             }
             if let kind::STRUCT | kind::UNION = self.types.kind(id) {
-                if let Some(c) = names.get_mut(&self.types.rec(id)[0]) {
+                if let Some(c) = names.get_mut(&self.types.rec(id).tpl()[0]) {
                     *c = if *c == NO_COMPOSITE { id } else { AMBIGUOUS };
                 }
             }
         }
         for id in fwds {
-            let t = self.types.rec(id);
+            let t = self.types.rec(id).tpl();
             let cand = names[&t[0]];
             if cand == AMBIGUOUS || cand == NO_COMPOSITE {
                 continue;

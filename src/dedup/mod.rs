@@ -95,6 +95,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::btf::kinds::{self, kind, Kind, MAX_NR_TYPES};
+use crate::btf::store::{self, Rec, Store, View};
 use crate::btf::Btf;
 use crate::error::{Error, Result};
 use hash::kind_of;
@@ -124,15 +125,72 @@ pub fn dedup(btf: &mut Btf, opts: &DedupOptions) -> Result<()> {
 pub fn dedup_timed(btf: &mut Btf, opts: &DedupOptions) -> Result<Vec<(&'static str, Duration)>> {
     let start = Instant::now();
     let mut marks = Vec::new();
-    let mut recs = own_recs(btf, opts.threads)?;
-    let base = flatten_base(btf, &mut recs)?;
+    check_own(btf, opts.threads)?;
+    let mut store = store_with_base(btf)?;
     marks.push(("records", Instant::now()));
     if !btf.strs_deduped {
         strings::dedup_strings(btf)?;
         btf.strs_deduped = true;
         marks.push(("strings", Instant::now()));
     }
-    let mut d = Dedup::new(btf, base, recs, opts);
+    let (words, offs, _) = btf.raw_parts_mut();
+    for id in 0..offs.len() {
+        let end = offs.get(id + 1).map_or(words.len(), |&e| e as usize);
+        store.push(&words[offs[id] as usize..end])?;
+    }
+    (*words, *offs) = (Vec::new(), Vec::new());
+    run_on_store(btf, store, opts, start, marks)
+}
+
+/// [`dedup_timed`] of the BTF whose first own records are in `store` (which holds every id
+/// from `void` on: the base's records, then those own ones) and whose other own records, if
+/// any, follow in `btf` (see [`Btf::hold_in_store`]). The encoder's path: its records never
+/// exist as raw words all at once.
+pub fn dedup_store(
+    btf: &mut Btf,
+    mut store: Store,
+    opts: &DedupOptions,
+) -> Result<Vec<(&'static str, Duration)>> {
+    let start = Instant::now();
+    debug_assert_eq!(store.len(), btf.start_id() + btf.held());
+    let tail: Vec<Vec<u32>> = btf.own_types().map(|t| t.words.to_vec()).collect();
+    btf.release_held();
+    let (words, offs, _) = btf.raw_parts_mut();
+    (*words, *offs) = (Vec::new(), Vec::new());
+    for rec in &tail {
+        store.push(rec)?;
+    }
+    drop(tail);
+    if !btf.strs_deduped {
+        // Only BTF read from bytes carries duplicate strings; it takes the raw path.
+        let own = store.raw_records(btf.start_id());
+        let (words, offs, _) = btf.raw_parts_mut();
+        (*words, *offs) = own;
+        return dedup_timed(btf, opts);
+    }
+    store.shrink_to_fit();
+    run_on_store(btf, store, opts, start, vec![("records", Instant::now())])
+}
+
+/// Runs the phases on `store` (every record from `void` on) and puts the result in `btf`;
+/// after an error, `btf` gets its own records back.
+fn run_on_store(
+    btf: &mut Btf,
+    store: Store,
+    opts: &DedupOptions,
+    start: Instant,
+    mut marks: Vec<(&'static str, Instant)>,
+) -> Result<Vec<(&'static str, Duration)>> {
+    let start_id = btf.start_id();
+    let recs = match Recs::kinds_checked(&store, start_id, opts.threads) {
+        Ok(kinds) => Recs { store, kinds },
+        Err(e) => {
+            let (words, offs, _) = btf.raw_parts_mut();
+            (*words, *offs) = store.raw_records(start_id);
+            return Err(e);
+        }
+    };
+    let mut d = Dedup::new(start_id, recs, opts);
     marks.push(("setup", Instant::now()));
     let result = d.run().and_then(|()| d.compact_and_remap());
     d.mark("compaction");
@@ -160,73 +218,58 @@ pub(crate) const UNPROCESSED: u32 = u32::MAX;
 
 /// Checks what the phases rely on in the own records — laid out as their kinds say, known
 /// kinds, every referenced id (in libbpf's IDS field order, FWD's `type` included) below the
-/// type count — and notes where each is and its kind (the base's are left for
-/// [`Dedup::new`]), in parallel. An error names the lowest bad id.
-fn own_recs(btf: &Btf, threads: usize) -> Result<Recs> {
+/// type count — in parallel. An error names the lowest bad id.
+fn check_own(btf: &Btf, threads: usize) -> Result<()> {
     let (start, cnt) = (btf.start_id(), btf.type_cnt());
-    let offs = btf.type_offsets();
-    let mut recs = Recs::unset(cnt as usize);
-    let own = &mut recs.offs[start as usize..];
-    let covered = par::for_chunks_mut(own, threads, |first, chunk| {
-        let mut covered = 0usize;
-        for (i, off) in chunk.iter_mut().enumerate() {
+    let mut covered = vec![0usize; (cnt - start) as usize];
+    let checked = par::for_chunks_mut(&mut covered, threads, |first, chunk| {
+        for (i, words) in chunk.iter_mut().enumerate() {
             let id = start + (first + i) as u32;
             let t = btf
                 .type_by_id(id)
                 .ok_or_else(|| Error::BadBtf(format!("type [{id}] is missing")))?;
             check_record(id, t.words, cnt)?;
-            covered += t.words.len();
-            *off = offs[first + i];
+            *words = t.words.len();
         }
-        Ok(covered)
+        Ok(())
     });
-    let covered = covered.into_iter().sum::<Result<usize>>()?;
-    if covered != btf.type_words().len() {
+    checked.into_iter().collect::<Result<()>>()?;
+    if covered.iter().sum::<usize>() != btf.type_words().len() {
         return Err(Error::BadBtf(
             "type records do not cover the type section".into(),
         ));
     }
-    // The records are checked: each one's kind is its second word's.
-    let words = btf.type_words();
-    let Recs { offs, kinds } = &mut recs;
-    let own_offs = &offs[start as usize..];
-    par::for_chunks_mut(&mut kinds[start as usize..], threads, |first, chunk| {
-        for (i, k) in chunk.iter_mut().enumerate() {
-            *k = kind_of(&words[own_offs[first + i] as usize..]) as u8;
-        }
-    });
-    Ok(recs)
+    Ok(())
 }
 
-/// The base records for the phases: `void` (three zero words) followed by every base record,
-/// all levels flattened, with the checks of [`own_recs`] (equivalence checks walk into the
-/// base) and each base id's place and kind noted in `recs`.
-fn flatten_base(btf: &Btf, recs: &mut Recs) -> Result<Vec<u32>> {
+/// A store of `void` and every record of `btf`'s base (all levels flattened), to which
+/// `btf`'s own records can be pushed for [`dedup_store`]. The base records are checked as
+/// [`dedup`] checks them.
+pub fn store_with_base(btf: &Btf) -> Result<Store> {
+    let mut store = Store::new();
+    push_base(btf, &mut store)?;
+    Ok(store)
+}
+
+/// Pushes every base record, all levels flattened, into `store` (after its `void`), with the
+/// checks of [`check_own`]: equivalence checks walk into the base.
+fn push_base(btf: &Btf, store: &mut Store) -> Result<()> {
     let Some(base) = btf.base() else {
-        return Ok(vec![0u32; 3]);
+        return Ok(());
     };
     let cnt = base.type_cnt();
     let mut levels = vec![base];
     while let Some(below) = levels.last().and_then(|b| b.base()) {
         levels.push(below);
     }
-    let words: usize = levels.iter().map(|l| l.type_words().len()).sum();
-    let mut flat = Vec::with_capacity(3 + words);
-    flat.extend_from_slice(&[0u32; 3]);
     for level in levels.into_iter().rev() {
-        let shift = flat.len();
-        let words = level.type_words();
-        flat.extend_from_slice(words);
-        let offs = level.type_offsets();
-        for (i, &off) in offs.iter().enumerate() {
+        for (i, t) in level.own_types().enumerate() {
             let id = level.start_id() + i as u32;
-            let end = offs.get(i + 1).map_or(words.len(), |&e| e as usize);
-            let w = &words[off as usize..end];
-            check_record(id, w, cnt)?;
-            recs.set(id, shift + off as usize, w);
+            check_record(id, t.words, cnt)?;
+            store.push(t.words)?;
         }
     }
-    Ok(flat)
+    Ok(())
 }
 
 fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {
@@ -265,60 +308,48 @@ fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {
 /// Calls `f` with the word index of every type-id field of a record, in libbpf's
 /// `BTF_FIELD_ITER_IDS` order (FWD's `type` word included, as libbpf does).
 pub(crate) fn for_each_id_field(info: u32, mut f: impl FnMut(usize)) {
-    let n = kinds::info_vlen(info) as usize;
-    match kinds::info_kind(info) {
-        kind::FWD
-        | kind::CONST
-        | kind::VOLATILE
-        | kind::RESTRICT
-        | kind::PTR
-        | kind::TYPEDEF
-        | kind::FUNC
-        | kind::VAR
-        | kind::DECL_TAG
-        | kind::TYPE_TAG => f(2),
-        kind::ARRAY => {
-            f(3);
-            f(4);
-        }
-        kind::STRUCT | kind::UNION => (0..n).for_each(|i| f(3 + 3 * i + 1)),
-        kind::DATASEC => (0..n).for_each(|i| f(3 + 3 * i)),
-        kind::FUNC_PROTO => {
-            f(2);
-            (0..n).for_each(|i| f(3 + 2 * i + 1));
-        }
-        _ => {}
+    if kinds::info_kind(info) == kind::FWD {
+        f(2);
+    } else {
+        store::for_each_id_word(info, f);
     }
 }
 
-/// Where each type's record is (word offset into `base` below `start_id`, into `own` from it
-/// on) and its raw kind, by id; fixed once dedup starts, so shared with the thread that orders
-/// the reference types. Two arrays (5 bytes an id) rather than one of pairs (8 with padding):
-/// on a kernel that is 3.4 M ids, and 10 MiB at dedup's peak.
+/// Every type record, base and own, by id, and each one's raw kind; fixed once dedup starts,
+/// so shared with the thread that orders the reference types. The kinds are kept beside the
+/// records (a byte an id) because most per-id decisions need only the kind.
 pub(crate) struct Recs {
-    offs: Vec<u32>,
+    store: Store,
     kinds: Vec<u8>,
 }
 
 impl Recs {
-    /// `cnt` entries, each `void`'s (offset 0, kind UNKN) until set.
-    fn unset(cnt: usize) -> Self {
-        Recs {
-            offs: vec![0; cnt],
-            kinds: vec![kind::UNKN as u8; cnt],
-        }
+    /// Notes each record's kind and checks that every id an own record references (FWD's
+    /// `type` word included, as in libbpf's IDS order) is below the type count, in parallel;
+    /// the error names the lowest bad id.
+    fn kinds_checked(store: &Store, start_id: u32, threads: usize) -> Result<Vec<u8>> {
+        let cnt = store.len();
+        let mut kinds = vec![kind::UNKN as u8; cnt as usize];
+        let view = store.view();
+        let checked = par::for_chunks_mut(&mut kinds, threads, |first, chunk| {
+            for (i, k) in chunk.iter_mut().enumerate() {
+                let id = (first + i) as u32;
+                let rec = view.rec(id);
+                *k = rec.kind() as u8;
+                if id >= start_id {
+                    check_ids(id, rec, cnt)?;
+                }
+            }
+            Ok(())
+        });
+        checked.into_iter().collect::<Result<()>>()?;
+        Ok(kinds)
     }
 
-    /// Notes that the record of `id` is `rec`, at word offset `off`.
-    fn set(&mut self, id: u32, off: usize, rec: &[u32]) {
-        self.offs[id as usize] = off as u32;
-        self.kinds[id as usize] = kind_of(rec) as u8;
-    }
-
-    /// The word offset of the record of `id`.
+    /// The record of `id`.
     #[inline(always)]
-    pub(crate) fn off(&self, id: u32) -> usize {
-        self.offs[id as usize] as usize
+    pub(crate) fn rec(&self, id: u32) -> Rec<'_> {
+        self.store.rec(id)
     }
 
     /// The raw kind of `id`.
@@ -329,18 +360,37 @@ impl Recs {
 
     /// One past the highest id.
     pub(crate) fn type_cnt(&self) -> u32 {
-        self.offs.len() as u32
+        self.kinds.len() as u32
+    }
+}
+
+/// `id`'s referenced ids, FWD's `type` word included, are below `cnt`.
+fn check_ids(id: u32, rec: Rec<'_>, cnt: u32) -> Result<()> {
+    let mut bad = None;
+    let mut k = 0;
+    store::for_each_id_word(rec.info(), |_| {
+        let t = rec.id(k);
+        k += 1;
+        if t >= cnt {
+            bad.get_or_insert(t);
+        }
+    });
+    if rec.kind() == kind::FWD && rec.tpl()[2] >= cnt {
+        bad.get_or_insert(rec.tpl()[2]);
+    }
+    match bad {
+        None => Ok(()),
+        Some(t) => Err(Error::BadBtf(format!(
+            "type [{id}] references type [{t}], past the last type [{}]",
+            cnt - 1
+        ))),
     }
 }
 
 /// All type records, base and own, addressable by id, with the per-id dedup state.
 pub(crate) struct Types {
-    /// `void` (three zero words) followed by every base record, all levels flattened.
-    base: Vec<u32>,
-    /// The own records, moved out of the [`Btf`]; read-only from then on, and shared with
-    /// the thread that orders the reference types.
-    own: Arc<Vec<u32>>,
-    /// Per id: where its record is, and its kind.
+    /// Every record and kind; read-only, and shared with the thread that orders the
+    /// reference types.
     recs: Arc<Recs>,
     /// `map`: atomic so that the thread classifying reference types can read it while the
     /// struct phase writes it (relaxed accesses are plain loads and stores).
@@ -352,25 +402,17 @@ pub(crate) struct Types {
 /// the base pointers in registers instead of reloading them through the `Arc`s.
 #[derive(Clone, Copy)]
 pub(crate) struct Graph<'a> {
-    base: &'a [u32],
-    own: &'a [u32],
-    offs: &'a [u32],
+    view: View<'a>,
     kinds: &'a [u8],
     map: &'a [AtomicU32],
     start_id: u32,
 }
 
 impl<'a> Graph<'a> {
-    /// The record of `id` (`void` for 0) and, after it, whatever follows in its section:
-    /// callers read the fixed fields and `vlen` entries only.
+    /// The record of `id` (`void` for 0).
     #[inline(always)]
-    pub(crate) fn rec(self, id: u32) -> &'a [u32] {
-        let off = self.offs[id as usize] as usize;
-        if id < self.start_id {
-            &self.base[off..]
-        } else {
-            &self.own[off..]
-        }
+    pub(crate) fn rec(self, id: u32) -> Rec<'a> {
+        self.view.rec(id)
     }
 
     /// The raw kind of `id`, without reading its record.
@@ -394,31 +436,30 @@ impl<'a> Graph<'a> {
 
     /// One past the highest id.
     pub(crate) fn type_cnt(self) -> u32 {
-        self.offs.len() as u32
+        self.kinds.len() as u32
     }
 
-    /// Where the record of own type `id` starts among the own record words.
-    pub(crate) fn own_offset(self, id: u32) -> usize {
-        debug_assert!(id >= self.start_id);
-        self.offs[id as usize] as usize
+    /// Where the record of `id` starts among the store's record units.
+    pub(crate) fn record_unit(self, id: u32) -> usize {
+        self.view.unit_of(id)
     }
 
-    /// How many own record words there are.
-    pub(crate) fn own_len(self) -> usize {
-        self.own.len()
+    /// How many record units the store holds.
+    pub(crate) fn record_units(self) -> usize {
+        self.view.units()
     }
 
-    /// Prefetches the line of own record word `word` into the outer caches.
+    /// Prefetches the line of record unit `unit` into the outer caches.
     #[inline(always)]
-    pub(crate) fn prefetch_own_word(self, word: usize) {
-        ahead::prefetch_outer(&self.own[word]);
+    pub(crate) fn prefetch_record_unit(self, unit: usize) {
+        ahead::prefetch_outer(self.view.unit(unit));
     }
 
-    /// Prefetches the per-id entries of `id` (record position and kind, canonical map) into
-    /// the outer caches.
+    /// Prefetches the per-id entries of `id` (record position, kind, canonical map) into the
+    /// outer caches.
     #[inline(always)]
     pub(crate) fn prefetch_entries(self, id: u32) {
-        ahead::prefetch_outer(&self.offs[id as usize]);
+        ahead::prefetch_outer(self.view.entry(id));
         ahead::prefetch_outer(&self.kinds[id as usize]);
         ahead::prefetch_outer(&self.map[id as usize]);
     }
@@ -462,9 +503,7 @@ impl Types {
     #[inline(always)]
     pub(crate) fn graph(&self) -> Graph<'_> {
         Graph {
-            base: &self.base,
-            own: &self.own,
-            offs: &self.recs.offs,
+            view: self.recs.store.view(),
             kinds: &self.recs.kinds,
             map: &self.map,
             start_id: self.start_id,
@@ -473,14 +512,8 @@ impl Types {
 
     /// See [`Graph::rec`].
     #[inline(always)]
-    pub(crate) fn rec(&self, id: u32) -> &[u32] {
-        self.graph().rec(id)
-    }
-
-    /// The record of `id`, exactly as long as its kind and vlen say.
-    pub(crate) fn rec_exact(&self, id: u32) -> &[u32] {
-        let t = self.rec(id);
-        &t[..kinds::record_words_of(t[1])]
+    pub(crate) fn rec(&self, id: u32) -> Rec<'_> {
+        self.recs.rec(id)
     }
 
     /// See [`Graph::kind`].
@@ -524,15 +557,10 @@ pub(crate) struct Dedup {
 }
 
 impl Dedup {
-    /// `btf_dedup_new`: moves the own records out of `btf` (their offsets, and the
-    /// flattened `base`'s, are in `recs`) and initialises the maps: everything unprocessed, except VAR
+    /// `btf_dedup_new`: initialises the maps over `recs`: everything unprocessed, except VAR
     /// and DATASEC, which are never deduplicated and map to themselves from the start.
-    fn new(btf: &mut Btf, base: Vec<u32>, recs: Recs, opts: &DedupOptions) -> Self {
-        let start_id = btf.start_id();
-        let cnt = btf.type_cnt() as usize;
-        let (words, own_offs, _) = btf.raw_parts_mut();
-        let own = Arc::new(std::mem::take(words));
-        *own_offs = Vec::new();
+    fn new(start_id: u32, recs: Recs, opts: &DedupOptions) -> Self {
+        let cnt = recs.type_cnt() as usize;
         let map = recs
             .kinds
             .iter()
@@ -547,8 +575,6 @@ impl Dedup {
             .collect();
         Dedup {
             types: Types {
-                base,
-                own,
                 recs: Arc::new(recs),
                 map: Arc::new(map),
                 start_id,
@@ -565,15 +591,11 @@ impl Dedup {
 
     /// The own records and their offsets, handed back after a failure.
     fn into_own_records(self) -> (Vec<u32>, Vec<u32>) {
-        let start = self.types.start_id as usize;
-        let offs = self.types.recs.offs[start..].to_vec();
-        let own = Arc::try_unwrap(self.types.own).unwrap_or_else(|shared| (*shared).clone());
-        (own, offs)
+        self.types.recs.store.raw_records(self.types.start_id)
     }
 
     fn run(&mut self) -> Result<()> {
         self.prep()?;
-        let own = Arc::clone(&self.types.own);
         let recs = Arc::clone(&self.types.recs);
         let map = Arc::clone(&self.types.map);
         let progress = Arc::clone(&self.progress);
@@ -582,15 +604,15 @@ impl Dedup {
             // Split BTF: classes may join base types, found through the candidate table,
             // which the struct phase is still filling; classify afterwards.
             self.dedup_non_ref_types()?;
-            let order = refs::finish_order(&own, &recs, start_id)?;
-            drop((own, recs, map));
+            let order = refs::finish_order(&recs, start_id)?;
+            drop((recs, map));
             self.dedup_ref_types(&order);
             self.mark("reference types");
             return Ok(());
         }
         let classify = || -> Result<_> {
-            let order = refs::finish_order(&own, &recs, start_id)?;
-            let early = refs::classify_early(&own, &recs, &map, &order, &progress);
+            let order = refs::finish_order(&recs, start_id)?;
+            let early = refs::classify_early(&recs, &map, &order, &progress);
             Ok((order, early))
         };
         let classified = if self.threads == 1 {
@@ -614,7 +636,7 @@ impl Dedup {
                 phases.and(classified)
             })?
         };
-        drop((own, recs, map));
+        drop((recs, map));
         let (order, early) = classified;
         self.finish_ref_classes(&order, early);
         self.mark("reference classes");
@@ -641,9 +663,12 @@ impl Dedup {
     fn prep(&mut self) -> Result<()> {
         let mut unknown = None;
         let graph = self.types.graph();
+        let mut words = Vec::new();
         let candidates = (1..graph.start_id).filter_map(|id| {
             graph.set_map(id, id);
-            let t = graph.rec(id);
+            words.clear();
+            graph.rec(id).write_to(&mut words);
+            let t = &words[..];
             Some(match kind_of(t) {
                 kind::VAR | kind::DATASEC => return None,
                 kind::CONST

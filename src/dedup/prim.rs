@@ -50,29 +50,29 @@ impl Dedup {
                 } else {
                     (hash::hash_common, hash::equal_common)
                 };
-                let t = self.types.rec(id);
+                let t = self.types.rec(id).tpl();
                 h = hash(t);
                 let mut cur = self.table.cursor(h);
                 while let Some(c) = self.table.next(&mut cur, h) {
-                    if equal(t, self.types.rec(c)) {
+                    if equal(t, self.types.rec(c).tpl()) {
                         new_id = c;
                         break;
                     }
                 }
             }
             kind::ENUM | kind::ENUM64 => {
-                let t = self.types.rec(id);
+                let t = self.types.rec(id).tpl();
                 h = hash::hash_enum(t);
                 let enum_fwd = hash::is_enum_fwd(t);
                 if enums.enabled && !enum_fwd && !enums.fwd_names.contains(&t[0]) {
-                    if let Some(&c) = enums.full.get(self.types.rec_exact(id)) {
+                    if let Some(&c) = enums.full.get(t) {
                         new_id = c;
                     }
                 } else {
                     new_id = self.enum_chain(id, h, enum_fwd);
                 }
                 if new_id == id {
-                    let t = self.types.rec_exact(id);
+                    let t = self.types.rec(id).tpl();
                     if enum_fwd {
                         enums.fwd_names.insert(t[0]);
                     } else {
@@ -94,7 +94,7 @@ impl Dedup {
     fn enum_chain(&mut self, id: u32, h: u64, enum_fwd: bool) -> u32 {
         let mut cur = self.table.cursor(h);
         while let Some(c) = self.table.next(&mut cur, h) {
-            let (t, cand) = (self.types.rec(id), self.types.rec(c));
+            let (t, cand) = (self.types.rec(id).tpl(), self.types.rec(c).tpl());
             if hash::equal_enum(t, cand) {
                 return c;
             }

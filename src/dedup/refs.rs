@@ -38,9 +38,10 @@ use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
 
 use super::handover::{self, Progress};
-use super::hash::{self, kind_of, vlen};
+use super::hash::{self, kind_of};
 use super::{for_each_id_field, Dedup, Recs};
-use crate::btf::kinds::{self, kind};
+use crate::btf::kinds::kind;
+use crate::btf::store::Rec;
 use crate::error::{Error, Result};
 use crate::sync::{AtomicU32, Ordering};
 
@@ -63,30 +64,25 @@ fn is_ref_kind(k: u32) -> bool {
     )
 }
 
-/// Word index of the `i`-th referenced id of a reference type, in libbpf's visiting order,
-/// or `None` past the last one.
-fn ref_field(t: &[u32], i: usize) -> Option<usize> {
-    match kind_of(t) {
-        kind::ARRAY => [3, 4].get(i).copied(),
-        kind::FUNC_PROTO => match i {
-            0 => Some(2),
-            _ if i <= vlen(t) => Some(3 + 2 * (i - 1) + 1),
-            _ => None,
-        },
-        _ => (i == 0).then_some(2),
+/// How many ids a reference type references, in libbpf's visiting order (the store's id
+/// order: an array's element then index type, a FUNC_PROTO's return then parameter types).
+fn ref_count(t: Rec<'_>) -> usize {
+    match t.kind() {
+        kind::ARRAY => 2,
+        kind::FUNC_PROTO => 1 + t.vlen(),
+        _ => 1,
     }
 }
 
-/// The own reference types (ids from `start_id`, records in `own` where `recs` says) in the
-/// order libbpf's depth-first walk finishes them.
-pub(crate) fn finish_order(own: &[u32], recs: &Recs, start_id: u32) -> Result<Vec<u32>> {
+/// The own reference types (ids from `start_id`) in the order libbpf's depth-first walk
+/// finishes them.
+pub(crate) fn finish_order(recs: &Recs, start_id: u32) -> Result<Vec<u32>> {
     #[derive(Clone, Copy, PartialEq)]
     enum State {
         Unseen,
         Open,
         Done,
     }
-    let rec = |id: u32| &own[recs.off(id)..];
     let is_ref = |id: u32| id >= start_id && is_ref_kind(recs.kind(id));
     let own_cnt = (recs.type_cnt() - start_id) as usize;
     let mut state = vec![State::Unseen; own_cnt];
@@ -100,14 +96,15 @@ pub(crate) fn finish_order(own: &[u32], recs: &Recs, start_id: u32) -> Result<Ve
         stack.push((root, 0));
         while let Some(top) = stack.last_mut() {
             let (id, pos) = *top;
-            let Some(field) = ref_field(rec(id), pos) else {
+            let t = recs.rec(id);
+            if pos == ref_count(t) {
                 state[(id - start_id) as usize] = State::Done;
                 order.push(id);
                 stack.pop();
                 continue;
-            };
+            }
             top.1 += 1;
-            let child = rec(id)[field];
+            let child = t.id(pos);
             if !is_ref(child) {
                 continue;
             }
@@ -218,7 +215,6 @@ impl EarlyClasses {
 /// What [`canonical_key`] needs to read: the records, the canonical map, and how far phases
 /// 2–4 are.
 struct KeyView<'a> {
-    own: &'a [u32],
     recs: &'a Recs,
     map: &'a [AtomicU32],
     progress: &'a Progress,
@@ -236,9 +232,8 @@ impl KeyView<'_> {
     /// their final canonical ids and referenced reference types by their tagged class numbers;
     /// `false` if one of them is not final or not classified yet.
     fn canonical_key(&self, id: u32, key: &mut Vec<u32>) -> bool {
-        let rec = &self.own[self.recs.off(id)..];
         key.clear();
-        key.extend_from_slice(&rec[..kinds::record_words_of(rec[1])]);
+        self.recs.rec(id).write_to(key);
         let mut ok = true;
         for_each_id_field(key[1], |i| {
             let child = key[i];
@@ -263,14 +258,12 @@ impl KeyView<'_> {
 /// Classifies the reference types in finish `order` while phases 2–4 run (`progress`), as far
 /// as their referenced types are final; marks the others deferred. Non-split BTF only.
 pub(crate) fn classify_early(
-    own: &[u32],
     recs: &Recs,
     map: &[AtomicU32],
     order: &[u32],
     progress: &Progress,
 ) -> EarlyClasses {
     let view = KeyView {
-        own,
         recs,
         map,
         progress,
@@ -295,7 +288,6 @@ impl Dedup {
     /// every reference type to the earliest-finished member of its class.
     pub(crate) fn finish_ref_classes(&mut self, order: &[u32], mut early: EarlyClasses) {
         let view = KeyView {
-            own: &self.types.own,
             recs: &self.types.recs,
             map: &self.types.map,
             progress: &self.progress,
@@ -336,7 +328,7 @@ impl Dedup {
     /// The record of `id` with every referenced id replaced by its canonical id.
     fn canonical_record(&self, id: u32, key: &mut Vec<u32>) {
         key.clear();
-        key.extend_from_slice(self.types.rec_exact(id));
+        self.types.rec(id).write_to(key);
         for_each_id_field(key[1], |i| key[i] = self.resolve(key[i]));
     }
 
@@ -353,8 +345,11 @@ impl Dedup {
             _ => (hash::hash_common(t), hash::equal_common),
         };
         let mut cur = self.table.cursor(h);
+        let mut cand = Vec::new();
         while let Some(c) = self.table.next(&mut cur, h) {
-            if eq(t, self.types.rec(c)) {
+            cand.clear();
+            self.types.rec(c).write_to(&mut cand);
+            if eq(t, &cand) {
                 return Some(c);
             }
         }

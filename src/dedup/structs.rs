@@ -30,6 +30,7 @@ use super::hash::{self, kind_of, vlen};
 use super::hypot::HypotMap;
 use super::{Dedup, Graph};
 use crate::btf::kinds::{kind, MAX_NR_TYPES};
+use crate::btf::store::Rec;
 use crate::error::{Error, Result};
 
 /// How often (in ids) the struct phase tells the reference-type thread how far it is.
@@ -64,23 +65,20 @@ impl Dedup {
         {
             return Ok(());
         }
+        // Templates hold name, info, size and each member's name and offset: equal
+        // templates are libbpf's shallow equality (`btf_equal_typedef` for typedefs, whose
+        // template is their name and info), and the hashes read only template words.
         let t = self.types.rec(id);
         let h = if k == kind::TYPEDEF {
-            hash::hash_typedef(t)
+            hash::hash_typedef(t.tpl())
         } else {
-            hash::hash_struct(t)
+            hash::hash_struct(t.tpl())
         };
+        let key = t.key();
         let mut new_id = id;
         let mut cur = self.table.cursor(h);
         while let Some(c) = self.table.next(&mut cur, h) {
-            let t = self.types.rec(id);
-            let cand = self.types.rec(c);
-            let shallow = if k == kind::TYPEDEF {
-                hash::equal_typedef(t, cand)
-            } else {
-                hash::shallow_equal_struct(t, cand)
-            };
-            if !shallow {
+            if self.types.rec(c).key() != key {
                 continue;
             }
             self.clear_hypot_map();
@@ -222,8 +220,8 @@ impl Walk<'_> {
         }
         self.hypot.insert(canon_id, cand_id);
 
-        let ct = self.g.rec(cand_id);
-        let kt = self.g.rec(canon_id);
+        let (cr, kr) = (self.g.rec(cand_id), self.g.rec(canon_id));
+        let (ct, kt) = (cr.tpl(), kr.tpl());
         let (ck, kk) = (kind_of(ct), kind_of(kt));
         if ct[0] != kt[0] {
             return Ok(Step::No);
@@ -257,32 +255,27 @@ impl Walk<'_> {
                 if ct[1] != kt[1] {
                     return Ok(Step::No);
                 }
-                self.push_pair(ct[2], kt[2]);
+                self.push_pair(cr.id(0), kr.id(0));
                 Step::Yes
             }
             kind::ARRAY => {
                 if !hash::compat_array(ct, kt) {
                     return Ok(Step::No);
                 }
-                // Index type first, then element type: pushed in reverse.
-                self.push_pair(ct[3], kt[3]);
-                self.push_pair(ct[4], kt[4]);
+                // Element type (id 0) pushed first, index type (id 1) second: the index type
+                // is checked first, as in libbpf.
+                self.push_pair(cr.id(0), kr.id(0));
+                self.push_pair(cr.id(1), kr.id(1));
                 Step::Yes
             }
             kind::STRUCT | kind::UNION => {
-                // btf_shallow_equal_struct, member by member from the last, queuing types.
-                if !hash::equal_common(ct, kt) {
+                // btf_shallow_equal_struct is template equality; then the member types, queued
+                // from the last.
+                if cr.key() != kr.key() {
                     return Ok(Step::No);
                 }
-                let n = 3 * vlen(ct);
-                let members = ct[3..3 + n]
-                    .chunks_exact(3)
-                    .zip(kt[3..3 + n].chunks_exact(3));
-                for (cm, km) in members.rev() {
-                    if cm[0] != km[0] || cm[2] != km[2] {
-                        return Ok(Step::No);
-                    }
-                    self.push_pair(cm[1], km[1]);
+                for i in (0..vlen(ct)).rev() {
+                    self.push_pair(cr.id(i), kr.id(i));
                 }
                 Step::Yes
             }
@@ -290,14 +283,10 @@ impl Walk<'_> {
                 if !hash::compat_fnproto(ct, kt) {
                     return Ok(Step::No);
                 }
-                let n = 2 * vlen(ct);
-                let params = ct[3..3 + n]
-                    .chunks_exact(2)
-                    .zip(kt[3..3 + n].chunks_exact(2));
-                for (cp, kp) in params.rev() {
-                    self.push_pair(cp[1], kp[1]);
+                // Return type is id 0, parameter i is id 1 + i; queued from the last.
+                for i in (0..=vlen(ct)).rev() {
+                    self.push_pair(cr.id(i), kr.id(i));
                 }
-                self.push_pair(ct[2], kt[2]);
                 Step::Yes
             }
             k => {
@@ -317,8 +306,8 @@ impl Walk<'_> {
             if depth <= 0 {
                 return Ok(false);
             }
-            let t1 = self.g.rec(id1);
-            let t2 = self.g.rec(id2);
+            let (r1, r2) = (self.g.rec(id1), self.g.rec(id2));
+            let (t1, t2) = (r1.tpl(), r2.tpl());
             let k1 = kind_of(t1);
             if k1 != kind_of(t2) {
                 return Ok(false);
@@ -338,8 +327,8 @@ impl Walk<'_> {
                     if t1[1] != t2[1] || t1[0] != t2[0] {
                         return Ok(false);
                     }
-                    id1 = t1[2];
-                    id2 = t2[2];
+                    id1 = r1.id(0);
+                    id2 = r2.id(0);
                     steps += 1;
                     if steps > self.g.type_cnt() {
                         return Err(Error::BadBtf(format!(
@@ -354,45 +343,53 @@ impl Walk<'_> {
                     }
                     // libbpf v1.6+ reads both descriptors from t1 (`a2 = btf_array(t1)`), so
                     // both comparisons below see equal ids and never recurse.
-                    let (a1, a2) = (t1, t1);
-                    if a1[4] != a2[4] && !self.identical_types(a1[4], a2[4], depth - 1)? {
+                    let (a1, a2) = (r1, r1);
+                    if a1.id(1) != a2.id(1)
+                        && !self.identical_types(a1.id(1), a2.id(1), depth - 1)?
+                    {
                         return Ok(false);
                     }
-                    if a1[3] != a2[3] && !self.identical_types(a1[3], a2[3], depth - 1)? {
+                    if a1.id(0) != a2.id(0)
+                        && !self.identical_types(a1.id(0), a2.id(0), depth - 1)?
+                    {
                         return Ok(false);
                     }
                     true
                 }
                 kind::STRUCT | kind::UNION => {
-                    if !hash::shallow_equal_struct(t1, t2) {
+                    if r1.key() != r2.key() {
                         return Ok(false);
                     }
-                    for i in 0..vlen(t1) {
-                        let (m1, m2) = (t1[3 + 3 * i + 1], t2[3 + 3 * i + 1]);
-                        if m1 != m2 && !self.identical_types(m1, m2, depth - 1)? {
-                            return Ok(false);
-                        }
-                    }
-                    true
+                    self.all_identical(r1, r2, 0..vlen(t1), depth)?
                 }
                 kind::FUNC_PROTO => {
                     if !hash::compat_fnproto(t1, t2) {
                         return Ok(false);
                     }
-                    if t1[2] != t2[2] && !self.identical_types(t1[2], t2[2], depth - 1)? {
-                        return Ok(false);
-                    }
-                    for i in 0..vlen(t1) {
-                        let (p1, p2) = (t1[3 + 2 * i + 1], t2[3 + 2 * i + 1]);
-                        if p1 != p2 && !self.identical_types(p1, p2, depth - 1)? {
-                            return Ok(false);
-                        }
-                    }
-                    true
+                    // The return type (id 0), then each parameter's.
+                    self.all_identical(r1, r2, 0..vlen(t1) + 1, depth)?
                 }
                 _ => false,
             });
         }
+    }
+
+    /// Whether ids `ks` of `r1` and `r2` are pairwise equal or identical types (one level
+    /// deeper than `depth`), checked in order, stopping at the first that is not.
+    fn all_identical(
+        &self,
+        r1: Rec<'_>,
+        r2: Rec<'_>,
+        ks: std::ops::Range<usize>,
+        depth: i32,
+    ) -> Result<bool> {
+        for k in ks {
+            let (a, b) = (r1.id(k), r2.id(k));
+            if a != b && !self.identical_types(a, b, depth - 1)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 }
 

@@ -6,16 +6,20 @@
 //! count. The array index placeholder becomes the real index type.
 
 use super::types::INDEX_PLACEHOLDER;
+use crate::btf::store::Store;
 use crate::btf::types::{for_each_str_off_mut, for_each_type_id_mut};
 use crate::btf::Btf;
 use crate::error::{Error, Result};
 
-/// Appends every type of `chunk` to `dst`; returns the id offset added to the chunk's ids.
+/// Appends every type of `chunk` to `dst`, the records into `store` (held by `dst`, see
+/// [`Btf::hold_in_store`]) and the strings into `dst`; returns the id offset added to the
+/// chunk's ids.
 ///
 /// `index_type` is the id arrays use as index type; `chunk_index` is the chunk's own index
 /// type (local id) when the index type is established inside it.
 pub fn append_chunk(
     dst: &mut Btf,
+    store: &mut Store,
     chunk: &Btf,
     index_type: &mut Option<u32>,
     chunk_index: Option<u32>,
@@ -52,7 +56,9 @@ pub fn append_chunk(
                 "an array precedes the CU that establishes the index type".into(),
             ));
         }
-        dst.push_record(&words)?;
+        let id = store.push(&words)?;
+        dst.hold_in_store(1)?;
+        debug_assert_eq!(id + 1, dst.type_cnt());
     }
     Ok(offset)
 }
@@ -91,11 +97,16 @@ mod tests {
         let i2 = b.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
         b.add_array(INDEX_PLACEHOLDER, c, 4).unwrap();
         b.add_ref(Kind::Ptr, None, i2).unwrap();
-        let mut dst = Btf::new();
+        let (mut dst, mut store) = (Btf::new(), Store::new());
         let mut idx = None;
-        assert_eq!(append_chunk(&mut dst, &a, &mut idx, Some(int)).unwrap(), 0);
-        assert_eq!(append_chunk(&mut dst, &b, &mut idx, None).unwrap(), 2);
+        let to = &mut store;
+        assert_eq!(
+            append_chunk(&mut dst, to, &a, &mut idx, Some(int)).unwrap(),
+            0
+        );
+        assert_eq!(append_chunk(&mut dst, to, &b, &mut idx, None).unwrap(), 2);
         assert_eq!(dst.type_cnt(), 7);
+        dst.take_back_held(&store);
         let arr = dst.type_by_id(5).unwrap().array();
         assert_eq!((arr.elem, arr.index), (3, 1));
         assert_eq!(dst.type_by_id(6).unwrap().size_or_type(), 4);
@@ -107,7 +118,7 @@ mod tests {
         let mut b = Btf::new();
         let c = b.add_int(b"char", 1, 0).unwrap();
         b.add_array(INDEX_PLACEHOLDER, c, 4).unwrap();
-        let mut dst = Btf::new();
-        assert!(append_chunk(&mut dst, &b, &mut None, None).is_err());
+        let (mut dst, mut store) = (Btf::new(), Store::new());
+        assert!(append_chunk(&mut dst, &mut store, &b, &mut None, None).is_err());
     }
 }

@@ -16,6 +16,7 @@ use std::io::Write;
 use super::fold::FuncSummary;
 use super::signature::Mismatch;
 use super::watch::FuncWatch;
+use crate::btf::store::Store;
 use crate::btf::{kinds, Btf, Kind};
 use crate::config::Features;
 use crate::error::{Error, Result};
@@ -37,6 +38,8 @@ const BPF_ARENA_ATTR: &[u8] = b"address_space(1)";
 pub struct FinalPass<'p, W: Write> {
     /// The run's BTF (the concatenated chunks), which the FUNCs and their types join.
     pub btf: &'p mut Btf,
+    /// The chunks' records, which `btf` holds (see [`Btf::hold_in_store`]).
+    pub store: &'p Store,
     /// Per chunk, the offset its local type ids get in `btf`.
     pub chunk_offsets: &'p [u32],
     /// The BTF features on (`consistent_func`, `decl_tag_kfuncs`, `attributes`, ...).
@@ -310,11 +313,22 @@ impl<W: Write> FinalPass<'_, W> {
         Ok(())
     }
 
+    /// What `id` points to, if it is a pointer (a CU's type, held in the store, or one
+    /// of this pass's).
+    fn pointee(&self, id: u32) -> Option<u32> {
+        if id < self.store.len() {
+            let t = self.store.rec(id);
+            return (t.kind() == Kind::Ptr as u32).then(|| t.id(0));
+        }
+        let t = self.btf.type_by_id(id)?;
+        (t.kind() == Some(Kind::Ptr)).then(|| t.size_or_type())
+    }
+
     /// A new pointer to `address_space(1)`-tagged pointee of the pointer `ptr_id`.
     fn arena_ptr(&mut self, elf: &ElfFunction<'_>, what: &str, ptr_id: u32) -> Result<u32> {
-        let pointee = match self.btf.type_by_id(ptr_id) {
-            Some(t) if t.kind() == Some(Kind::Ptr) => t.size_or_type(),
-            _ => {
+        let pointee = match self.pointee(ptr_id) {
+            Some(pointee) => pointee,
+            None => {
                 return Err(Error::Encode {
                     what: format!("kfunc {}", elf.name),
                     die_offset: 0,
@@ -357,9 +371,12 @@ mod tests {
         }
     }
 
+    /// A pass over `btf`, whose types are all raw (the store holds only `void`).
     fn pass<'p>(btf: &'p mut Btf, features: &'p Features) -> FinalPass<'p, std::io::Sink> {
+        static VOID_ONLY: std::sync::LazyLock<Store> = std::sync::LazyLock::new(Store::new);
         FinalPass {
             btf,
+            store: &VOID_ONLY,
             chunk_offsets: &[0],
             features,
             log: None,
