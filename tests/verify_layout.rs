@@ -125,3 +125,47 @@ fn readers_take_the_layout_header() {
     );
     assert!(report.equal, "{report}");
 }
+
+/// `dwarf2btf verify` on pahole HEAD's layout file: one problem line and exit 1 for 6.18,
+/// valid for 7.2, and on its own header valid for 7.1 and later with the older kernels'
+/// problem beside it; a bad release is a usage error.
+#[test]
+fn verify_command_says_for_which_kernels() {
+    let file = common::oracle_layout_btf();
+    let verify = |args: &[&str]| {
+        let o = common::run(
+            std::process::Command::new(common::bin())
+                .arg("verify")
+                .args(args)
+                .arg(&file),
+        );
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        (
+            o.status.code(),
+            out.lines().map(String::from).collect::<Vec<_>>(),
+        )
+    };
+    let name = file.display().to_string();
+    let (code, lines) = verify(&["--kernel-version", "6.18"]);
+    assert_eq!(code, Some(1), "{lines:?}");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with(&format!("{name}: header H2-hdr-extra: header byte 24")));
+    let (code, lines) = verify(&["--kernel-version", "7.2"]);
+    assert_eq!(
+        (code, lines),
+        (Some(0), vec![format!("{name}: valid BTF for Linux 7.2")])
+    );
+    let (code, lines) = verify(&[]);
+    assert_eq!(code, Some(0), "{lines:?}");
+    assert_eq!(
+        lines[0],
+        format!("{name}: valid BTF for Linux 7.1 and later")
+    );
+    let before = format!("{name}: kernels before 7.1 reject it: header H2-hdr-extra: ");
+    assert!(
+        lines.len() == 2 && lines[1].starts_with(&before),
+        "{lines:?}"
+    );
+    let (code, _) = verify(&["--kernel-version", "7"]);
+    assert_eq!(code, Some(2));
+}
