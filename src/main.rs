@@ -109,8 +109,17 @@ enum Command {
         base: Option<PathBuf>,
         /// Ask the running kernel instead: load the BTF with bpf(BPF_BTF_LOAD) (needs root).
         /// Exit 0 when accepted, 1 when rejected, 3 when the kernel cannot be asked.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "kernel_version")]
         kernel: bool,
+        /// Judge by the rules of this kernel release (e.g. 6.18, 7.2) instead of those the
+        /// file's header asks for: before 7.1 the 24-byte header, from 7.1 on the 32-byte one
+        /// with the kind layout section.
+        #[arg(
+            long = "kernel-version",
+            alias = "kernel_version",
+            value_name = "MAJOR.MINOR"
+        )]
+        kernel_version: Option<verify::KernelVersion>,
     },
     /// Compare two BTFs independently of type ids; exit 1 when they differ.
     Diff {
@@ -252,11 +261,13 @@ fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
             file,
             base,
             kernel: false,
-        }) => run_verify(&file, base),
+            kernel_version,
+        }) => run_verify(&file, base, kernel_version),
         Some(Command::Verify {
             file,
             base,
             kernel: true,
+            ..
         }) => run_verify_kernel(&file, base.as_deref()),
         Some(Command::Diff {
             a,
@@ -294,21 +305,22 @@ fn print_stdout(text: &str) -> Result<()> {
     }
 }
 
-fn run_verify(file: &Path, base: Option<PathBuf>) -> Result<ExitCode> {
+fn run_verify(
+    file: &Path,
+    base: Option<PathBuf>,
+    version: Option<verify::KernelVersion>,
+) -> Result<ExitCode> {
     let data = std::fs::read(file).map_err(|e| Error::io(file, e))?;
     let data = read::btf_bytes(file, &data)?;
     let base = load_base(base)?;
-    let problems = verify::verify_bytes(&data, base.as_ref());
-    if problems.is_empty() {
-        print_stdout(&format!("{}: valid BTF\n", file.display()))?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let listing: String = problems
-        .iter()
-        .map(|p| format!("{}: {p}\n", file.display()))
-        .collect();
-    print_stdout(&listing)?;
-    Ok(ExitCode::FAILURE)
+    let target = version.map_or(verify::Target::OwnHeader, verify::Target::Kernel);
+    let verdict = verify::judge(&data, base.as_ref(), target);
+    print_stdout(&verdict.report(&file.display().to_string()))?;
+    Ok(if verdict.valid() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// Exit status of `verify --kernel` when the kernel cannot be asked (no privilege, no bpf()).
@@ -363,6 +375,7 @@ fn run_verify_kernel(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
             if base.is_none() && looks_split(&data) {
                 text.push_str(SPLIT_HINT);
             }
+            text.push_str(&header_hint(&data));
             print_stdout(&text)?;
             Ok(ExitCode::FAILURE)
         }
@@ -373,6 +386,19 @@ fn run_verify_kernel(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
             );
             Ok(ExitCode::from(EXIT_NO_KERNEL))
         }
+    }
+}
+
+/// After a rejection: the header problem `verify` finds by the running kernel's rules (a
+/// 32-byte layout header on a kernel before 7.1, say), if there is one.
+fn header_hint(data: &[u8]) -> String {
+    let Some(version) = kernel::version() else {
+        return String::new();
+    };
+    let rules = verify::HeaderRules::of(version);
+    match verify::header_problems(data, false, rules).first() {
+        Some(p) => format!("  dwarf2btf verify --kernel-version {version} agrees: {p}\n"),
+        None => String::new(),
     }
 }
 

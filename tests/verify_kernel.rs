@@ -8,11 +8,19 @@
 //! `DWARF2BTF_VERIFY_MUTATIONS` sets the number per BTF (default 200). Skips, saying so, when
 //! the kernel refuses the call for lack of privilege — a failure under
 //! DWARF2BTF_REQUIRE_KERNEL=1 (scripts/test.sh, as root).
+//!
+//! verify judges for the running kernel's release (`Target::Kernel`, as `verify
+//! --kernel-version` does): its header rules are 6.1's before 7.1 and the layout-aware ones
+//! from 7.1 on. BTF with libbpf 1.8's 32-byte layout header (encoded by dwarf2btf, pahole
+//! HEAD's, hand-made variants) and every mutation of its header get the same comparison.
 
 mod common;
+#[path = "common/layout_cases.rs"]
+mod layout_cases;
 
 use common::*;
-use dwarf2btf::btf::verify::verify_bytes;
+use dwarf2btf::btf::kernel;
+use dwarf2btf::btf::verify::{self, Problem, Target};
 
 /// One single-byte change.
 #[derive(Clone, Copy, Debug)]
@@ -65,6 +73,12 @@ fn mutations(data: &[u8], n: u64, seed: u64) -> Vec<Mutation> {
         .collect()
 }
 
+/// verify's problems with `data` for the running kernel's release.
+fn for_running_kernel(data: &[u8]) -> Vec<Problem> {
+    let version = kernel::version().expect("the running kernel's release");
+    verify::judge(data, None, Target::Kernel(version)).problems
+}
+
 /// Compares verify and the kernel on `data` and its mutations; panics listing every
 /// disagreement. Returns false when the kernel refused the call (a SKIP).
 fn differential(what: &str, data: &[u8], n: u64) -> bool {
@@ -75,7 +89,7 @@ fn differential(what: &str, data: &[u8], n: u64) -> bool {
             panic!("{what}: the kernel rejects the unmutated BTF ({errno}): {log}")
         }
     }
-    let problems = verify_bytes(data, None);
+    let problems = for_running_kernel(data);
     assert!(
         problems.is_empty(),
         "{what}: verify rejects the unmutated BTF: {problems:?}"
@@ -86,7 +100,7 @@ fn differential(what: &str, data: &[u8], n: u64) -> bool {
     let mut buf = data.to_vec();
     for m in &muts {
         buf[m.offset] = m.new;
-        let problems = verify_bytes(&buf, None);
+        let problems = for_running_kernel(&buf);
         let kernel = btf_load(&buf);
         buf[m.offset] = m.old;
         let kernel = match kernel {
@@ -162,27 +176,114 @@ fn verify_agrees_with_kernel_on_mutated_vmlinux_btf() {
     differential("vmlinux", &data, cases());
 }
 
-/// BTF written with `layout` (libbpf 1.8's 32-byte header and kind layout section): verify's
-/// verdict equals the running kernel's. A 6.x kernel rejects the longer header, as verify's
-/// 6.1 rules do; on a kernel that reads the layout section this fails until verify learns
-/// its rules (issue 21).
+/// The kernel's verdict on `data`: Ok, or Err with the tail of its log; `None` when it
+/// refused the call (a SKIP).
+fn kernel_verdict(what: &str, data: &[u8]) -> Option<Result<(), String>> {
+    match btf_load(data) {
+        Ok(_fd) => Some(Ok(())),
+        Err((errno, _)) if kernel_refused(errno, what) => None,
+        Err((errno, log)) => {
+            let tail: Vec<_> = log.lines().rev().take(3).collect();
+            Some(Err(format!("errno {errno}: {}", tail.join(" | "))))
+        }
+    }
+}
+
+/// `data` with one header byte changed: every byte of the 32-byte header, each with three
+/// masks (`hdr_len`, the section fields, the layout fields, magic, version and flags).
+fn header_mutations(data: &[u8]) -> impl Iterator<Item = (usize, Vec<u8>)> + '_ {
+    (0..32).flat_map(move |at| {
+        [0x01u8, 0x10, 0x80].map(|mask| {
+            let mut buf = data.to_vec();
+            buf[at] ^= mask;
+            (at, buf)
+        })
+    })
+}
+
+/// BTF with libbpf 1.8's 32-byte header: the kernel's verdict on `data` is `expected` (the
+/// rule verify names for the running kernel's release, `None` for valid), and `data` and its
+/// header mutations get the same verdict from verify for that release as from the kernel.
+/// Returns how many the kernel accepted, or `None` when it refused the call (a SKIP).
+fn layout_agreement(what: &str, data: &[u8], expected: Option<&str>) -> Option<usize> {
+    let problems = for_running_kernel(data);
+    let rules: Vec<&str> = problems.iter().map(|p| p.rule).collect();
+    assert_eq!(
+        rules,
+        Vec::from_iter(expected),
+        "{what}: verify says {problems:#?}"
+    );
+    let mut bad = Vec::new();
+    let mut accepted = 0;
+    let unmutated = std::iter::once((usize::MAX, data.to_vec()));
+    for (at, buf) in unmutated.chain(header_mutations(data)) {
+        let kernel = kernel_verdict(what, &buf)?;
+        let problems = for_running_kernel(&buf);
+        accepted += kernel.is_ok() as usize;
+        if problems.is_empty() != kernel.is_ok() {
+            let shown: Vec<String> = problems.iter().take(2).map(|p| p.to_string()).collect();
+            bad.push(format!(
+                "  {}: verify: {}; kernel: {kernel:?}",
+                if at == usize::MAX {
+                    "unmutated".to_string()
+                } else {
+                    format!("header byte {at} -> {:#04x}", buf[at])
+                },
+                if shown.is_empty() {
+                    "valid".into()
+                } else {
+                    shown.join("; ")
+                },
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{what}: verify for the running kernel and BPF_BTF_LOAD disagree:\n{}",
+        bad.join("\n")
+    );
+    Some(accepted)
+}
+
+/// BTF written by dwarf2btf with `layout`, pahole HEAD's with `layout`, and the hand-made
+/// variants of tests/common/layout_cases.rs: the kernel's verdict on each is the one expected
+/// for its release (before 7.1 every file with a layout field set is rejected, verify saying
+/// "H2-hdr-extra"), and verify for that release agrees with the kernel on each and on every
+/// header mutation.
 #[test]
-fn verify_agrees_with_kernel_on_btf_with_a_layout_section() {
-    let what = "verify_agrees_with_kernel_on_btf_with_a_layout_section";
-    let fixture = &fixtures()[0];
+fn verify_agrees_with_kernel_on_layout_headers() {
+    let what = "verify_agrees_with_kernel_on_layout_headers";
     let out = scratch("verify_kernel_layout").join("layout.btf");
     let features = format!("{KERNEL_FEATURES},layout");
-    let o = encode(&fixture.path, &out, &[&features]);
+    let o = encode(&fixtures()[0].path, &out, &[&features]);
     assert!(o.status.success(), "{}", text(&o));
-    let data = std::fs::read(&out).unwrap();
-    let kernel = match btf_load(&data) {
-        Err((errno, _)) if kernel_refused(errno, what) => return,
-        other => other.map(drop),
-    };
-    let problems = verify_bytes(&data, None);
-    assert_eq!(
-        problems.is_empty(),
-        kernel.is_ok(),
-        "{what}: verify says {problems:?}, the kernel {kernel:?}"
-    );
+    let layout_kernel = kernel::version().is_some_and(|v| v >= verify::LAYOUT_KERNEL);
+    let written = (!layout_kernel).then_some("H2-hdr-extra");
+    let mut files = vec![
+        (
+            "dwarf2btf with layout".to_string(),
+            std::fs::read(&out).unwrap(),
+            written,
+        ),
+        (
+            "pahole HEAD with layout".to_string(),
+            std::fs::read(oracle_layout_btf()).unwrap(),
+            written,
+        ),
+    ];
+    files.extend(layout_cases::cases().into_iter().map(|c| {
+        let expected = if layout_kernel {
+            c.layout_rule
+        } else {
+            c.classic_rule
+        };
+        (format!("layout case: {}", c.name), c.data, expected)
+    }));
+    for (name, data, expected) in &files {
+        let what = format!("{what}: {name}");
+        let Some(accepted) = layout_agreement(&what, data, *expected) else {
+            return;
+        };
+        eprintln!("{name}: the kernel accepted {accepted} of 97");
+    }
 }

@@ -18,6 +18,7 @@
 use std::os::fd::OwnedFd;
 
 use super::read::{self, Header};
+use super::verify::KernelVersion;
 use super::Endian;
 use crate::error::{Error, Result};
 
@@ -99,6 +100,12 @@ pub fn release() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .ok()
         .map(|s| s.trim().to_string())
+}
+
+/// The running kernel's `MAJOR.MINOR` (from [`release`]), when it can be read: the release
+/// whose rules [`super::verify`] applies to agree with [`load`].
+pub fn version() -> Option<KernelVersion> {
+    release()?.parse().ok()
 }
 
 /// Loads raw BTF (the host's byte order) into the running kernel: the descriptor of the loaded

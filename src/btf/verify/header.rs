@@ -1,14 +1,16 @@
-//! Header and section layout: `btf_parse_hdr`, `btf_check_sec_info` and the string-section
-//! rules of `btf_parse_str_sec` (rules `H1`..`H6`), and the split of the type section into
-//! records that the meta checks then look at one by one.
+//! Header and section layout: `btf_parse_hdr`, `btf_check_sec_info`, the string-section
+//! rules of `btf_parse_str_sec` and (from 7.1 on) `btf_parse_layout_sec` (rules `H1`..`H6`,
+//! `H8`), as the kernels of a [`HeaderRules`] apply them, and the split of the type section
+//! into records that the meta checks then look at one by one.
 
+use super::target::{HeaderRules, CLASSIC_HDR_LEN, LAYOUT_HDR_LEN, LAYOUT_KERNEL};
 use super::Sink;
 use crate::btf::kinds::{self, Kind};
 use crate::btf::read;
 use crate::btf::Endian;
 
-/// Length of the header fields a 6.1 kernel knows; extra header bytes must be zero.
-const KNOWN_HDR_LEN: usize = 24;
+/// `sizeof(struct btf_layout)`: `info_sz` (u8), `elem_sz` (u8), `flags` (u16).
+const LAYOUT_ENTRY_LEN: u32 = 4;
 
 /// The header fields the later checks need.
 pub(super) struct Header {
@@ -20,15 +22,82 @@ pub(super) struct Header {
     pub(super) str_len: u32,
 }
 
+/// A section as the header places it: name, offset and length (after the header).
+type Section = (&'static str, u64, u64);
+
 pub(super) fn section(body: &[u8], off: u32, len: u32) -> &[u8] {
     let start = off as usize;
     body.get(start..start.saturating_add(len as usize))
         .unwrap_or(&[])
 }
 
-/// `btf_parse_hdr` + `btf_check_sec_info` + the placement part of `btf_parse_str_sec`.
-/// Returns `None` when the sections cannot be located.
-pub(super) fn check_header(data: &[u8], split: bool, sink: &mut Sink) -> Option<Header> {
+/// The rules for `data` judged on its own header ([`HeaderRules::for_hdr_len`]).
+pub(super) fn own_rules(data: &[u8]) -> HeaderRules {
+    let hdr_len = read::byte_order(data).and_then(|e| e.u32_at(data, 4));
+    HeaderRules::for_hdr_len(hdr_len)
+}
+
+/// `btf_parse_hdr` + `btf_check_sec_info` + the placement part of `btf_parse_str_sec` +
+/// `btf_parse_layout_sec`, as the kernels of `rules` run them. Returns `None` when the
+/// sections cannot be located.
+pub(super) fn check_header(
+    data: &[u8],
+    split: bool,
+    rules: HeaderRules,
+    sink: &mut Sink,
+) -> Option<Header> {
+    let (endian, hdr_len) = check_prefix(data, split, rules, sink)?;
+    let word_at = |off| endian.u32_at(data, off).unwrap_or(0);
+    let h = Header {
+        endian,
+        hdr_len,
+        type_off: word_at(8),
+        type_len: word_at(12),
+        str_off: word_at(16),
+        str_len: word_at(20),
+    };
+    // 7.1's btf_check_sec_info: the layout section joins the tiling only when a header of
+    // sizeof(struct btf_header) gives it a length; otherwise its fields are not looked at.
+    let layout = (rules.reads_layout(hdr_len) && word_at(28) != 0)
+        .then(|| ("layout", word_at(24) as u64, word_at(28) as u64));
+    let mut secs = vec![
+        ("type", h.type_off as u64, h.type_len as u64),
+        ("string", h.str_off as u64, h.str_len as u64),
+    ];
+    secs.extend(layout);
+    check_sections(&mut secs, (data.len() - hdr_len) as u64, sink)?;
+    // btf_parse_str_sec: the strings come last unless the header is a layout-aware one.
+    if !rules.reads_layout(hdr_len)
+        && h.str_off as u64 + h.str_len as u64 != (data.len() - hdr_len) as u64
+    {
+        sink.push(
+            None,
+            "H4-str-not-last",
+            "the string section is not at the end of the data".into(),
+        );
+    }
+    if let Some((_, off, len)) = layout {
+        check_layout(off, len, sink);
+    }
+    if !h.type_off.is_multiple_of(4) {
+        sink.push(
+            None,
+            "H3-type-align",
+            format!("type_off {} is not 4-byte aligned", h.type_off),
+        );
+    }
+    Some(h)
+}
+
+/// The start of `btf_parse_hdr`: data to hold `hdr_len`, the magic, a header that fits, no
+/// unknown non-zero header bytes, version, flags, data after a base BTF's header. Returns the
+/// byte order and `hdr_len` when the section fields can be read.
+fn check_prefix(
+    data: &[u8],
+    split: bool,
+    rules: HeaderRules,
+    sink: &mut Sink,
+) -> Option<(Endian, usize)> {
     if data.len() < 8 {
         sink.push(
             None,
@@ -48,8 +117,7 @@ pub(super) fn check_header(data: &[u8], split: bool, sink: &mut Sink) -> Option<
         );
         return None;
     };
-    let word_at = |off| endian.u32_at(data, off).unwrap_or(0);
-    let hdr_len = word_at(4) as usize;
+    let hdr_len = endian.u32_at(data, 4).unwrap_or(0) as usize;
     if hdr_len > data.len() {
         sink.push(
             None,
@@ -61,24 +129,20 @@ pub(super) fn check_header(data: &[u8], split: bool, sink: &mut Sink) -> Option<
         );
         return None;
     }
-    if hdr_len < KNOWN_HDR_LEN {
+    if hdr_len < CLASSIC_HDR_LEN {
         sink.push(
             None,
             "H2-hdr-len",
-            format!("hdr_len {hdr_len} is shorter than the {KNOWN_HDR_LEN}-byte header"),
+            format!("hdr_len {hdr_len} is shorter than the {CLASSIC_HDR_LEN}-byte header"),
         );
         return None;
     }
-    if let Some(pos) = data[KNOWN_HDR_LEN..hdr_len].iter().position(|&b| b != 0) {
-        sink.push(
-            None,
-            "H2-hdr-extra",
-            format!(
-                "header byte {} is non-zero: a 6.1 kernel only accepts a {hdr_len}-byte header \
-                 whose bytes past {KNOWN_HDR_LEN} are zero",
-                KNOWN_HDR_LEN + pos
-            ),
-        );
+    let known = rules.known_hdr_len();
+    if let Some(pos) = data[known.min(hdr_len)..hdr_len]
+        .iter()
+        .position(|&b| b != 0)
+    {
+        sink.push(None, "H2-hdr-extra", hdr_extra(rules, known + pos, hdr_len));
         return None;
     }
     if data[2] != 1 {
@@ -99,24 +163,31 @@ pub(super) fn check_header(data: &[u8], split: bool, sink: &mut Sink) -> Option<
         sink.push(None, "H5-no-types", "no data after the header".into());
         return None;
     }
-    let h = Header {
-        endian,
-        hdr_len,
-        type_off: word_at(8),
-        type_len: word_at(12),
-        str_off: word_at(16),
-        str_len: word_at(20),
-    };
+    Some((endian, hdr_len))
+}
 
-    // btf_check_sec_info: the sections, sorted by offset, must tile the body exactly.
-    let expected = (data.len() - hdr_len) as u64;
-    let mut secs = [
-        ("type", h.type_off as u64, h.type_len as u64),
-        ("string", h.str_off as u64, h.str_len as u64),
-    ];
+/// Why header byte `at` (non-zero, past what the kernel knows) makes it reject the BTF.
+fn hdr_extra(rules: HeaderRules, at: usize, hdr_len: usize) -> String {
+    let known = rules.known_hdr_len();
+    let why = format!(
+        "header byte {at} is non-zero, and a header longer than {known} bytes ({hdr_len} here) \
+         is taken only when its bytes past {known} are zero"
+    );
+    match rules {
+        HeaderRules::Classic => format!(
+            "{why}: bytes {CLASSIC_HDR_LEN}..{LAYOUT_HDR_LEN} are layout_off and layout_len, \
+             which kernels read from {LAYOUT_KERNEL} on"
+        ),
+        HeaderRules::Layout => why,
+    }
+}
+
+/// `btf_check_sec_info`: the sections, sorted by offset, must tile the `expected` bytes after
+/// the header exactly. Returns `None` (after saying why) when they do not.
+fn check_sections(secs: &mut [Section], expected: u64, sink: &mut Sink) -> Option<()> {
     secs.sort_by_key(|&(_, off, len)| (off, len));
     let mut total = 0u64;
-    for (name, off, len) in secs {
+    for &(name, off, len) in secs.iter() {
         let why = if expected < off {
             format!("{name} section offset {off} is past the {expected} bytes after the header")
         } else if total < off {
@@ -146,21 +217,34 @@ pub(super) fn check_header(data: &[u8], split: bool, sink: &mut Sink) -> Option<
         );
         return None;
     }
-    if h.str_off as u64 + h.str_len as u64 != expected {
+    Some(())
+}
+
+/// `btf_parse_layout_sec` (7.1 and later, `BPF_BTF_LOAD`): the kind layout section is
+/// 4-byte aligned and holds whole `struct btf_layout` entries, at least one. (Its "too big"
+/// check cannot fail once the sections tile the data; the entries themselves are not read.)
+fn check_layout(off: u64, len: u64, sink: &mut Sink) {
+    if !off.is_multiple_of(4) {
         sink.push(
             None,
-            "H4-str-not-last",
-            "the string section is not at the end of the data".into(),
+            "H8-layout-off",
+            format!("layout_off {off} is not 4-byte aligned (unaligned layout_off)"),
         );
     }
-    if !h.type_off.is_multiple_of(4) {
+    let entry = LAYOUT_ENTRY_LEN as u64;
+    if len < entry {
         sink.push(
             None,
-            "H3-type-align",
-            format!("type_off {} is not 4-byte aligned", h.type_off),
+            "H8-layout-len",
+            format!("the layout section is too small: {len} bytes, less than one {entry}-byte struct btf_layout"),
+        );
+    } else if !len.is_multiple_of(entry) {
+        sink.push(
+            None,
+            "H8-layout-len",
+            format!("layout_len {len} is not a multiple of {entry} (sizeof(struct btf_layout))"),
         );
     }
-    Some(h)
 }
 
 /// The string-section rules of `btf_parse_str_sec`.

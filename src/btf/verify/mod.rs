@@ -1,16 +1,32 @@
-//! The kernel's BTF checks (`dwarf2btf verify`): would a Linux 6.1 kernel accept this BTF?
+//! The kernel's BTF checks (`dwarf2btf verify`): would the kernels a file is meant for accept
+//! this BTF?
 //!
-//! This module owns the port of `kernel/bpf/btf.c` (6.1) validation: the header and section
-//! checks of `btf_parse_hdr` / `btf_check_sec_info` / `btf_parse_str_sec`, every kind's
-//! `check_meta`, `btf_check_type_tags`, and the resolve pass of `BPF_BTF_LOAD`
-//! (`btf_resolve`, the per-kind `resolve` and `check_member` callbacks, `btf_func_proto_check`).
-//! Each problem carries a short, stable rule name (`H*` header, `M*` meta, `R*` resolve; see
-//! the checklist in the format reference, §1.7) so callers and tests can match on it.
+//! This module owns the port of `kernel/bpf/btf.c` validation: the header and section checks
+//! of `btf_parse_hdr` / `btf_check_sec_info` / `btf_parse_str_sec` (and, from 7.1 on,
+//! `btf_parse_layout_sec`), every kind's `check_meta`, `btf_check_type_tags`, and the resolve
+//! pass of `BPF_BTF_LOAD` (`btf_resolve`, the per-kind `resolve` and `check_member`
+//! callbacks, `btf_func_proto_check`). Each problem carries a short, stable rule name (`H*`
+//! header, `M*` meta, `R*` resolve; see the checklist in the format reference, §1.7) so
+//! callers and tests can match on it.
+//!
+//! Which kernels (a [`Target`]; `target.rs`): the header rules come in two sets. Kernels
+//! before 7.1 ([`HeaderRules::Classic`], 6.1's code) know the 24-byte header: a longer one is
+//! taken only when its bytes past 24 are zero, so libbpf 1.8's 32-byte header with a kind
+//! layout section is rejected ("Unsupported btf_header"), and the strings must come last.
+//! Linux 7.1 and later ([`HeaderRules::Layout`], read in 7.2's source; the layout series was
+//! merged for 7.1) know the 32-byte header: a non-empty layout section is a third section in
+//! the tiling, 4-byte aligned and a whole number of 4-byte `struct btf_layout` entries (its
+//! contents are not read), bytes past 32 must be zero, and the strings need not come last.
+//! [`judge`] takes a kernel release (`verify --kernel-version`), or judges a file on its own
+//! header: 6.1's rules below 32 bytes, 7.1's from 32 on, with the header problems of the
+//! kernels before 7.1 beside the verdict ([`Verdict::before_layout`]). The type checks (`M*`,
+//! `R*`) are 6.1's for every target.
 //!
 //! Rules (`Problem::rule`):
 //! - header: `H1-magic`, `H1-version`, `H1-flags`, `H2-hdr-len`, `H2-hdr-extra`,
 //!   `H3-type-align`, `H4-sections`, `H4-str-not-last`, `H5-no-types`, `H5-str-first`,
-//!   `H6-str-section`;
+//!   `H6-str-section`; from 7.1 on (`BPF_BTF_LOAD` only in the kernel) `H8-layout-off`,
+//!   `H8-layout-len`;
 //! - meta (what the kernel checks on vmlinux and module BTF too): `M1-info-bits`, `M1-kind`,
 //!   `M2-truncated`, `M2-too-many-types`, `M3-name-offset`, `M4-name`, `M5-vlen`,
 //!   `M5-func-linkage`, `M6-kflag`, `M7-type-id`, `M8-int`, `M9-array-size`,
@@ -34,7 +50,11 @@
 //! - a DATASEC entry whose VAR had to be resolved first is still size-checked (the kernel skips
 //!   that one entry);
 //! - DATASEC names must be identifiers, as in 6.1; newer kernels' `btf_name_valid_section`
-//!   takes any `isprint` name, so verify is stricter there than they are.
+//!   takes any `isprint` name, so verify is stricter there than they are;
+//! - likewise for every target the type checks stay 6.1's, stricter than 7.x's where those
+//!   relaxed them: 7.x takes the wider `info` fields (7-bit kind, 24-bit vlen: no
+//!   `BTF_INFO_MASK` check, `M1-info-bits`) and type tags after modifiers (no
+//!   `M17-type-tag-order`).
 //!
 //! Identifiers are checked exactly as 6.1's `__btf_name_valid`: `isalpha`/`isalnum` with the
 //! kernel's lib/ctype.c classes (Latin-1 letters 0xC0..=0xFF bar 0xD7 and 0xF7 count, as does
@@ -48,8 +68,10 @@
 //! Files, one per rule family, in the order the checks run:
 //! - `mod.rs` (this file): the public API, [`Problem`], the sink that collects problems, and the
 //!   driver (`check_types`) with the lookups and type descriptions every family uses;
-//! - `header.rs`: the header, the section layout and the string section (`H*`), and the
-//!   splitting of the type section into records;
+//! - `target.rs`: kernel releases and the header rules each applies;
+//! - `verdict.rs`: the [`Target`], the [`Verdict`] and its text for `dwarf2btf verify`;
+//! - `header.rs`: the header, the section layout, the kind layout section and the string
+//!   section (`H*`), and the splitting of the type section into records;
 //! - `record.rs`: `T`, a type record with bounds-checked field access, and what the kernel
 //!   derives from one record alone (`btf_type_is_modifier`, `btf_type_nosize`, ...);
 //! - `meta.rs`: every kind's `check_meta`, identifier rules and type-tag chains (`M*`);
@@ -62,6 +84,8 @@ mod member;
 mod meta;
 mod record;
 mod resolve;
+mod target;
+mod verdict;
 
 use std::fmt;
 use std::sync::Arc;
@@ -73,6 +97,8 @@ use header::{check_header, check_strings, scan_records, section};
 use meta::name_valid;
 use record::{Member, T};
 use resolve::{Fail, Mode, Vertex, Visit, MAX_RESOLVE_DEPTH};
+pub use target::{HeaderRules, KernelVersion, LAYOUT_KERNEL};
+pub use verdict::{Target, Verdict};
 
 /// At most this many problems are reported; one more entry (rule [`RULE_LIMIT`]) says so.
 pub const MAX_PROBLEMS: usize = 100;
@@ -100,12 +126,47 @@ impl fmt::Display for Problem {
     }
 }
 
-/// Checks raw BTF bytes: header, sections, then every type (meta and resolve checks).
+/// Checks raw BTF bytes judged on their own header ([`Target::OwnHeader`]): header,
+/// sections, then every type (meta and resolve checks).
 ///
 /// `base` must be given for split BTF. An empty result means the BTF is valid.
 pub fn verify_bytes(data: &[u8], base: Option<&Arc<Btf>>) -> Vec<Problem> {
+    judge(data, base, Target::OwnHeader).problems
+}
+
+/// Checks raw BTF bytes for the kernels `target` names: header, sections, then every type.
+///
+/// `base` must be given for split BTF.
+pub fn judge(data: &[u8], base: Option<&Arc<Btf>>, target: Target) -> Verdict {
+    let rules = match target {
+        Target::OwnHeader => header::own_rules(data),
+        Target::Kernel(version) => HeaderRules::of(version),
+    };
+    let before_layout = if target == Target::OwnHeader && rules == HeaderRules::Layout {
+        header_problems(data, base.is_some(), HeaderRules::Classic)
+    } else {
+        Vec::new()
+    };
+    Verdict {
+        target,
+        rules,
+        problems: check_bytes(data, base, rules),
+        before_layout,
+    }
+}
+
+/// The problems kernels of `rules` have with the header and section layout of `data` alone
+/// (rules `H1`..`H4`, `H8`; nothing about strings or types).
+pub fn header_problems(data: &[u8], split: bool, rules: HeaderRules) -> Vec<Problem> {
     let mut sink = Sink::default();
-    let Some(h) = check_header(data, base.is_some(), &mut sink) else {
+    check_header(data, split, rules, &mut sink);
+    sink.problems
+}
+
+/// Every check of raw BTF under `rules`.
+fn check_bytes(data: &[u8], base: Option<&Arc<Btf>>, rules: HeaderRules) -> Vec<Problem> {
+    let mut sink = Sink::default();
+    let Some(h) = check_header(data, base.is_some(), rules, &mut sink) else {
         return sink.problems;
     };
     let body = data.get(h.hdr_len..).unwrap_or(&[]);

@@ -1,0 +1,145 @@
+//! Which kernels a verdict is for: a kernel release (`verify --kernel-version 7.2`), the header
+//! rules that release applies, and the choice of rules for a file judged on its own header.
+//!
+//! Two rule sets exist. Kernels before 7.1 know the classic 24-byte `struct btf_header`: a
+//! longer header is taken only when its bytes past 24 are zero, the type and string sections
+//! must tile the data and the strings come last (6.1's `btf_parse_hdr`, `btf_check_sec_info`,
+//! `btf_parse_str_sec`). From 7.1 on (the BTF layout series, merged with `bpf-next-7.1`) the
+//! kernel knows the 32-byte header with `layout_off` and `layout_len`: the kind layout section,
+//! when `layout_len` is non-zero, is a third section in the tiling, and the strings need not
+//! come last once the header is 32 bytes long (7.2's kernel/bpf/btf.c, same functions).
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A kernel release, `MAJOR.MINOR`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KernelVersion {
+    /// The major number (7 in 7.2).
+    pub major: u32,
+    /// The minor number (2 in 7.2).
+    pub minor: u32,
+}
+
+/// The first release whose `kernel/bpf/btf.c` reads the 32-byte header and the kind layout
+/// section: the layout series (lore 20260326145444.2076244-*) was merged for 7.1 ("Introduce
+/// BTF layout to ease addition of new BTF kinds", the `bpf-next-7.1` pull of 2026-04-15).
+pub const LAYOUT_KERNEL: KernelVersion = KernelVersion { major: 7, minor: 1 };
+
+impl fmt::Display for KernelVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+impl FromStr for KernelVersion {
+    type Err = String;
+
+    /// `MAJOR.MINOR`, optionally followed by more of a release after a `.` or `-` (`6.18.44`,
+    /// `6.1.0-57-cloud-amd64`, as `uname -r` prints it).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("'{s}' is not a kernel version (expected MAJOR.MINOR, e.g. 6.18)");
+        let (major, rest) = s.split_once('.').ok_or_else(bad)?;
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let (minor, tail) = rest.split_at(digits);
+        if !(tail.is_empty() || tail.starts_with(['.', '-'])) {
+            return Err(bad());
+        }
+        Ok(KernelVersion {
+            major: major.parse().map_err(|_| bad())?,
+            minor: minor.parse().map_err(|_| bad())?,
+        })
+    }
+}
+
+/// The header and section rules a kernel applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaderRules {
+    /// Before 7.1: the 24-byte header, type and string sections, strings last.
+    Classic,
+    /// 7.1 and later: the 32-byte header and the kind layout section.
+    Layout,
+}
+
+impl HeaderRules {
+    /// The rules `version` applies.
+    pub fn of(version: KernelVersion) -> Self {
+        if version >= LAYOUT_KERNEL {
+            HeaderRules::Layout
+        } else {
+            HeaderRules::Classic
+        }
+    }
+
+    /// The rules for a file judged on its own header: the layout-aware ones when its `hdr_len`
+    /// (`None` when it cannot be read) covers the layout fields.
+    pub fn for_hdr_len(hdr_len: Option<u32>) -> Self {
+        match hdr_len {
+            Some(len) if len as usize >= LAYOUT_HDR_LEN => HeaderRules::Layout,
+            _ => HeaderRules::Classic,
+        }
+    }
+
+    /// `sizeof(struct btf_header)` in these kernels: header bytes past it must be zero.
+    pub fn known_hdr_len(self) -> usize {
+        match self {
+            HeaderRules::Classic => CLASSIC_HDR_LEN,
+            HeaderRules::Layout => LAYOUT_HDR_LEN,
+        }
+    }
+
+    /// Whether these kernels read `layout_off` and `layout_len` from a header of `hdr_len`
+    /// bytes (`hdr->hdr_len >= sizeof(struct btf_header)` in 7.1's `btf_check_sec_info`).
+    pub fn reads_layout(self, hdr_len: usize) -> bool {
+        self == HeaderRules::Layout && hdr_len >= LAYOUT_HDR_LEN
+    }
+
+    /// Which kernels these rules are those of, for messages.
+    pub fn kernels(self) -> String {
+        match self {
+            HeaderRules::Classic => format!("kernels before {LAYOUT_KERNEL}"),
+            HeaderRules::Layout => format!("Linux {LAYOUT_KERNEL} and later"),
+        }
+    }
+}
+
+/// Length of the classic header (6.1's `struct btf_header`).
+pub const CLASSIC_HDR_LEN: usize = 24;
+/// Length of the header with `layout_off` and `layout_len` (7.1's `struct btf_header`).
+pub const LAYOUT_HDR_LEN: usize = 32;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_from_the_option_and_from_uname() {
+        let v = |major, minor| Ok(KernelVersion { major, minor });
+        assert_eq!("7.2".parse(), v(7, 2));
+        assert_eq!("6.18.44-fc-v669".parse(), v(6, 18));
+        assert_eq!("6.1.0-57-cloud-amd64".parse(), v(6, 1));
+        assert_eq!("7.1-rc3".parse(), v(7, 1));
+        for bad in ["7", "7.", ".2", "x.2", "7.2x", "7.-1", ""] {
+            assert!(bad.parse::<KernelVersion>().is_err(), "{bad:?} parsed");
+        }
+        assert_eq!(LAYOUT_KERNEL.to_string(), "7.1");
+    }
+
+    #[test]
+    fn layout_rules_from_7_1_on() {
+        let rules = |s: &str| HeaderRules::of(s.parse().unwrap());
+        assert_eq!(rules("6.1"), HeaderRules::Classic);
+        assert_eq!(rules("6.18"), HeaderRules::Classic);
+        assert_eq!(rules("7.0"), HeaderRules::Classic);
+        assert_eq!(rules("7.1"), HeaderRules::Layout);
+        assert_eq!(rules("8.0"), HeaderRules::Layout);
+        assert_eq!(HeaderRules::for_hdr_len(Some(24)), HeaderRules::Classic);
+        assert_eq!(HeaderRules::for_hdr_len(Some(28)), HeaderRules::Classic);
+        assert_eq!(HeaderRules::for_hdr_len(Some(32)), HeaderRules::Layout);
+        assert_eq!(HeaderRules::for_hdr_len(None), HeaderRules::Classic);
+        assert!(!HeaderRules::Layout.reads_layout(28));
+        assert!(!HeaderRules::Classic.reads_layout(32));
+    }
+}
