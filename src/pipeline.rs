@@ -34,7 +34,7 @@ use crate::config::Design;
 use crate::config::{Config, Output};
 use crate::dedup::{dedup_store, store_with_base, DedupOptions};
 use crate::dwarf::foreign::UnitIndex;
-use crate::dwarf::units::{unit_headers, DebugSections};
+use crate::dwarf::units::{unit_headers_releasing, DebugSections};
 use crate::encode::chunk::{Chunk, EncodeContext, FoundFunction};
 use crate::encode::concat::append_chunk;
 use crate::encode::variables::{PendingSecinfo, VarEncoder};
@@ -226,12 +226,14 @@ pub fn encode(
         return Ok(None);
     };
     let dwarf = sections.dwarf();
-    let units =
-        UnitIndex::new(&dwarf, unit_headers(&dwarf, path)?).map_err(|e| Error::BadDwarf {
-            path: path.to_path_buf(),
-            cu_offset: 0,
-            reason: format!("bad .debug_types unit header: {e}"),
-        })?;
+    let info = sections.info_bytes();
+    let release = |range: Range<usize>| release_info_pages(mapped, info, range);
+    let headers = unit_headers_releasing(&dwarf, path, &release)?;
+    let units = UnitIndex::new(&dwarf, headers).map_err(|e| Error::BadDwarf {
+        path: path.to_path_buf(),
+        cu_offset: 0,
+        reason: format!("bad .debug_types unit header: {e}"),
+    })?;
     let headers = units.headers();
     progress.cus(headers.len());
     // Reading 2,000 unit headers faults in their pages (and the kernel's fault-around, 64 KiB
@@ -244,8 +246,6 @@ pub fn encode(
     }
     let vars = VarEncoder::new(elf, &config.features)?;
     let arch = Arch::from_elf_machine(elf.machine);
-    let info = sections.info_bytes();
-    let release = |range: Range<usize>| release_info_pages(mapped, info, range);
     let mut ctx = EncodeContext {
         path,
         dwarf: &dwarf,
@@ -399,6 +399,9 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     // 2×CPUs+2 batches ahead of the merge wait (RSS stays flat from -j2 to -j64).
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let window = Window::new(2 * jobs.min(cpus) + 2);
+    // More workers than CPUs encoding at once only interleave more batches' working sets:
+    // every worker stays an owner and takes batches, but at most one per CPU encodes at a time.
+    let turns = Turns::new(jobs.min(cpus));
     let (tx, rx) = mpsc::channel::<(usize, Owner, Result<Chunk>)>();
     let mut merged = Merged {
         btf: dst,
@@ -417,8 +420,8 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     let outcome = std::thread::scope(|s| -> Result<()> {
         for owner in 0..jobs {
             let tx = tx.clone();
-            let (table, next, failed, window, batches) =
-                (&table, &next, &failed, &window, &batches);
+            let (table, next, failed, window, turns, batches) =
+                (&table, &next, &failed, &window, &turns, &batches);
             s.spawn(move || {
                 let mut saver = table.saver(owner as u32);
                 let mut save = |found: FoundFunction<'_, 'a>| {
@@ -436,7 +439,10 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                         break;
                     }
                     window.wait_for(b);
-                    let chunk = ctx.encode_batch(batches[b].clone(), b as u32, &mut save);
+                    let chunk = {
+                        let _turn = turns.take();
+                        ctx.encode_batch(batches[b].clone(), b as u32, &mut save)
+                    };
                     if tx.send((b, owner as Owner, chunk)).is_err() {
                         break;
                     }
@@ -556,6 +562,41 @@ impl Window {
 
     fn release_all(&self) {
         self.advance(usize::MAX / 2);
+    }
+}
+
+/// A counting semaphore: at most `n` holders of a turn at once.
+struct Turns {
+    free: Mutex<usize>,
+    cond: Condvar,
+}
+
+/// A held turn, given back when dropped.
+struct Turn<'t>(&'t Turns);
+
+impl Turns {
+    fn new(n: usize) -> Self {
+        Turns {
+            free: Mutex::new(n.max(1)),
+            cond: Condvar::new(),
+        }
+    }
+
+    /// Waits for a free turn.
+    fn take(&self) -> Turn<'_> {
+        let mut free = self.free.lock();
+        while *free == 0 {
+            self.cond.wait(&mut free);
+        }
+        *free -= 1;
+        Turn(self)
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock() += 1;
+        self.0.cond.notify_one();
     }
 }
 

@@ -4,10 +4,13 @@
 //! A record is split in two: its *template*, the record with its type-id fields zeroed (name,
 //! info, size, member names and offsets, enumerators ...), and its type ids. A kernel's 3.4 M
 //! pre-dedup records have only ~70,000 distinct templates (every CU repeats the same
-//! structs), so each template is kept once and a record is a reference to its template
-//! followed by its ids. An id is held as its 16-bit two's-complement distance from the
-//! record's own id (a CU's types reference each other, so distances are small); a record with
-//! an id too far for that holds all its ids as 32-bit words and is marked *wide*.
+//! structs), so each template is kept once, numbered in the order first seen, and a record is
+//! its template's number followed by its ids, in 16-bit units. The number takes one unit when
+//! below 2^14 (the templates the first CUs bring: `int`, anonymous pointers, the core structs,
+//! which most records use) and two otherwise. An id is held as its 16-bit two's-complement
+//! distance from the record's own id (a CU's types reference each other, so distances are
+//! small); a record with an id too far for that holds all its ids as 32-bit words and is
+//! marked *wide*.
 //!
 //! Equal templates have equal references, so libbpf's shallow struct equality (name, size,
 //! member names and offsets) is one integer comparison, and a hash over a template's words is
@@ -23,18 +26,28 @@ use std::hash::{Hash, Hasher};
 use super::kinds::{self, kind, Kind, MAX_NR_TYPES};
 use crate::error::{Error, Result};
 
-/// The high bit of a record's template reference: its ids are 32-bit words.
-const WIDE: u32 = 0x8000_0000;
+/// In a record's first unit: the template number continues in the next unit.
+const LONG: u16 = 0x8000;
+/// In a record's first unit: the ids are 32-bit words (two units each).
+const WIDE: u16 = 0x4000;
+/// The template number bits of a record's first unit.
+const NUMBER_BITS: u32 = 14;
+/// Templates whose number fits in a record's first unit.
+const SHORT_NUMBERS: u32 = 1 << NUMBER_BITS;
+/// Template numbers fit in 14 + 16 bits.
+const MAX_TEMPLATES: usize = 1 << (NUMBER_BITS + 16);
 
 /// Type records by id, from id 0 (`void`) on, in compact form.
 #[derive(Default)]
 pub struct Store {
-    /// Every distinct template, back to back; a template is named by its word offset here.
+    /// Every distinct template, back to back.
     tpls: Vec<u32>,
-    /// The templates' offsets, by a hash of their words (for interning).
+    /// Per template number: where the template starts in `tpls`.
+    tpl_offs: Vec<u32>,
+    /// The template numbers, by a hash of their words (for interning).
     index: HashTable<u32>,
-    /// Per record, in id order: the template reference as two 16-bit halves, low first
-    /// (`WIDE` in the high bit), then the ids (one half each, or two when wide).
+    /// Per record, in id order: `LONG | WIDE | number` (the number's low 14 bits), the
+    /// number's high 16 bits when `LONG`, then the ids (one unit each, or two when wide).
     data: Vec<u16>,
     /// Per id: where its record starts in `data`.
     offs: Vec<u32>,
@@ -115,6 +128,7 @@ impl<'a> Rec<'a> {
 #[derive(Clone, Copy)]
 pub struct View<'a> {
     tpls: &'a [u32],
+    tpl_offs: &'a [u32],
     data: &'a [u16],
     offs: &'a [u32],
 }
@@ -124,15 +138,20 @@ impl<'a> View<'a> {
     #[inline(always)]
     pub fn rec(self, id: u32) -> Rec<'a> {
         let o = self.offs[id as usize] as usize;
-        let word = u32::from(self.data[o]) | u32::from(self.data[o + 1]) << 16;
-        let key = word & !WIDE;
-        let start = key as usize;
+        let first = self.data[o];
+        let low = u32::from(first) & (SHORT_NUMBERS - 1);
+        let (key, ids) = if first & LONG == 0 {
+            (low, o + 1)
+        } else {
+            (low | u32::from(self.data[o + 1]) << NUMBER_BITS, o + 2)
+        };
+        let start = self.tpl_offs[key as usize] as usize;
         let len = kinds::record_words_of(self.tpls[start + 1]);
         Rec {
             tpl: &self.tpls[start..start + len],
             key,
-            ids: &self.data[o + 2..],
-            wide: word & WIDE != 0,
+            ids: &self.data[ids..],
+            wide: first & WIDE != 0,
             id,
         }
     }
@@ -231,13 +250,17 @@ impl Store {
             ids.push(tpl[w]);
             tpl[w] = 0;
         });
-        let key = self.intern(&tpl)?;
+        let number = self.intern(&tpl)?;
         let near = |t: u32| i16::try_from(t.wrapping_sub(id) as i32).is_ok();
         let wide = !ids.iter().all(|&t| near(t));
         self.offs.push(self.data.len() as u32);
-        let word = key | if wide { WIDE } else { 0 };
-        self.data
-            .extend_from_slice(&[word as u16, (word >> 16) as u16]);
+        let low = (number & (SHORT_NUMBERS - 1)) as u16 | if wide { WIDE } else { 0 };
+        if number < SHORT_NUMBERS {
+            self.data.push(low);
+        } else {
+            let high = (number >> NUMBER_BITS) as u16;
+            self.data.extend_from_slice(&[low | LONG, high]);
+        }
         for &t in &ids {
             if wide {
                 self.data.extend_from_slice(&[t as u16, (t >> 16) as u16]);
@@ -253,29 +276,29 @@ impl Store {
         Ok(id)
     }
 
-    /// The offset of `tpl` among the templates, added if new.
+    /// The number of template `tpl`, added if new.
     fn intern(&mut self, tpl: &[u32]) -> Result<u32> {
         let h = hash_words(tpl);
-        let tpls = &self.tpls;
-        let same = |&off: &u32| {
-            let off = off as usize;
-            tpls.get(off..off + tpl.len()) == Some(tpl)
-                && kinds::record_words_of(tpls[off + 1]) == tpl.len()
+        let (tpls, tpl_offs) = (&self.tpls, &self.tpl_offs);
+        let words_of = |number: u32| {
+            let off = tpl_offs[number as usize] as usize;
+            &tpls[off..off + kinds::record_words_of(tpls[off + 1])]
         };
-        if let Some(&off) = self.index.find(h, same) {
-            return Ok(off);
+        if let Some(&number) = self.index.find(h, |&n| words_of(n) == tpl) {
+            return Ok(number);
         }
-        let off = self.tpls.len();
-        if off + tpl.len() >= WIDE as usize {
+        let number = self.tpl_offs.len();
+        if number >= MAX_TEMPLATES || self.tpls.len() + tpl.len() > u32::MAX as usize {
             return Err(Error::BtfLimit("too many distinct type records".into()));
         }
+        self.tpl_offs.push(self.tpls.len() as u32);
         self.tpls.extend_from_slice(tpl);
-        let tpls = &self.tpls;
-        self.index.insert_unique(h, off as u32, |&o| {
-            let o = o as usize;
-            hash_words(&tpls[o..o + kinds::record_words_of(tpls[o + 1])])
+        let (tpls, tpl_offs) = (&self.tpls, &self.tpl_offs);
+        self.index.insert_unique(h, number as u32, |&n| {
+            let off = tpl_offs[n as usize] as usize;
+            hash_words(&tpls[off..off + kinds::record_words_of(tpls[off + 1])])
         });
-        Ok(off as u32)
+        Ok(number as u32)
     }
 
     /// The record of `id` (which must be below [`Self::len`]).
@@ -289,6 +312,7 @@ impl Store {
     pub fn view(&self) -> View<'_> {
         View {
             tpls: &self.tpls,
+            tpl_offs: &self.tpl_offs,
             data: &self.data,
             offs: &self.offs,
         }
@@ -314,7 +338,8 @@ impl Store {
 
     /// The bytes the store holds (its arrays' lengths; capacity aside).
     pub fn bytes(&self) -> usize {
-        self.tpls.len() * 4 + self.data.len() * 2 + self.offs.len() * 4 + self.index.len() * 4
+        (self.tpls.len() + self.tpl_offs.len() + self.offs.len() + self.index.len()) * 4
+            + self.data.len() * 2
     }
 
     /// How many distinct templates there are.
@@ -327,6 +352,7 @@ impl Store {
         self.data.shrink_to_fit();
         self.offs.shrink_to_fit();
         self.tpls.shrink_to_fit();
+        self.tpl_offs.shrink_to_fit();
         self.scratch = Vec::new();
         self.ids = Vec::new();
     }
@@ -400,6 +426,30 @@ mod tests {
         let (words, offs) = s.raw_records(1);
         assert_eq!(words, recs.concat());
         assert_eq!(offs.len(), recs.len());
+    }
+
+    #[test]
+    fn template_numbers_past_one_unit_read_back() {
+        let mut s = Store::new();
+        let n = SHORT_NUMBERS + 100;
+        for name in 1..=n {
+            s.push(&[name, kinds::info(Kind::Int, 0, false), 4, 32])
+                .unwrap();
+            s.push(&ptr(2 * name - 1)).unwrap();
+        }
+        assert_eq!(
+            s.templates() as u32,
+            n + 2,
+            "void, the ints, one pointer template"
+        );
+        for name in [1, SHORT_NUMBERS - 1, SHORT_NUMBERS, n] {
+            let int = 2 * name - 1;
+            assert_eq!(
+                s.words(int),
+                vec![name, kinds::info(Kind::Int, 0, false), 4, 32]
+            );
+            assert_eq!(s.words(int + 1), ptr(int));
+        }
     }
 
     #[test]

@@ -12,7 +12,6 @@
 //! entry then gives the new id. The result is built in fresh vectors so that the
 //! [`crate::btf::Btf`] is only replaced once everything succeeded.
 
-use super::hypot::HypotMap;
 use super::{for_each_id_field, Dedup, UNPROCESSED};
 use crate::btf::kinds::MAX_NR_TYPES;
 use crate::error::{Error, Result};
@@ -24,8 +23,6 @@ const RENUMBERED: u32 = MAX_NR_TYPES + 1;
 impl Dedup {
     /// The surviving own records (remapped) and their word offsets.
     pub(crate) fn compact_and_remap(&mut self) -> Result<(Vec<u32>, Vec<u32>)> {
-        // The hypothetical map is done with: its pages go before the output is built.
-        self.hypot = HypotMap::new(0);
         let (kept_words, survivors) = self.renumber_in_map();
         let g = self.types.graph();
         let start = g.start_id;

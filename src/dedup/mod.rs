@@ -653,6 +653,9 @@ impl Dedup {
         self.dedup_prim_types();
         self.mark("primitives");
         self.dedup_struct_types()?;
+        // Only equivalence checks use the hypothetical map: its touched pages go now rather
+        // than stay under the reference types' peak.
+        self.hypot = HypotMap::new(0);
         self.mark("structs");
         self.resolve_fwds();
         self.mark("forward declarations");

@@ -203,11 +203,33 @@ pub fn unit_headers<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     path: &std::path::Path,
 ) -> Result<Vec<UnitHeader<R<'a>>>> {
+    unit_headers_releasing(dwarf, path, &|_| {})
+}
+
+/// Units read between two calls of the release hook of [`unit_headers_releasing`].
+const RELEASE_EVERY: usize = 64;
+
+/// [`unit_headers`], handing the `.debug_info` ranges it has read past to `release` as it
+/// goes. Reading a header faults in the pages around it (the kernel maps up to 64 KiB per
+/// fault), so on a kernel the scan alone would make ~100 MiB resident.
+pub fn unit_headers_releasing<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    path: &std::path::Path,
+    release: &dyn Fn(std::ops::Range<usize>),
+) -> Result<Vec<UnitHeader<R<'a>>>> {
     let mut out = Vec::new();
     let mut iter = dwarf.units();
+    let mut released = 0;
     loop {
         match iter.next() {
-            Ok(Some(h)) => out.push(h),
+            Ok(Some(h)) => {
+                out.push(h);
+                if out.len() % RELEASE_EVERY == 0 {
+                    let to = h.offset().0;
+                    release(released..to);
+                    released = to;
+                }
+            }
             Ok(None) => return Ok(out),
             Err(e) => {
                 return Err(Error::BadDwarf {
