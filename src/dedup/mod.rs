@@ -604,17 +604,12 @@ impl Dedup {
             // Split BTF: classes may join base types, found through the candidate table,
             // which the struct phase is still filling; classify afterwards.
             self.dedup_non_ref_types()?;
-            let order = refs::finish_order(&recs, start_id)?;
             drop((recs, map));
-            self.dedup_ref_types(&order);
+            self.dedup_ref_types()?;
             self.mark("reference types");
             return Ok(());
         }
-        let classify = || -> Result<_> {
-            let order = refs::finish_order(&recs, start_id)?;
-            let early = refs::classify_early(&recs, &map, &order, &progress);
-            Ok((order, early))
-        };
+        let classify = || -> Result<_> { refs::classify_early(&recs, &map, start_id, &progress) };
         let classified = if self.threads == 1 {
             let phases = self.dedup_non_ref_types();
             self.progress.finish();
@@ -637,8 +632,7 @@ impl Dedup {
             })?
         };
         drop((recs, map));
-        let (order, early) = classified;
-        self.finish_ref_classes(&order, early);
+        self.finish_ref_classes(classified);
         self.mark("reference classes");
         Ok(())
     }

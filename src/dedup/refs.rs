@@ -7,12 +7,14 @@
 //!
 //! That is done here with the same outcome in three steps:
 //!
-//! 1. [`finish_order`]: the order in which libbpf's walk finishes the reference types. It
+//! 1. [`walk_finish_order`]: the order in which libbpf's walk finishes the reference types. It
 //!    depends on the type graph alone (everything a reference type can bottom out in —
 //!    primitives, structs, unions, typedefs, VAR, DATASEC, base types — is mapped when the
 //!    phase starts, and no reference type is). A reference type met again while in progress
 //!    is a cycle through reference types only, which C cannot produce: `Err`, like libbpf's
-//!    `-ELOOP`.
+//!    `-ELOOP`. The walk keeps its state in the types' `map` entries (`OPEN` while a type is
+//!    on the walk's stack, its class afterwards), so it needs no array of its own, and each
+//!    type is classified as it finishes, so the order is never stored either.
 //! 2. [`classify_early`], on a second thread while phases 2–4 run: in that order, each type's
 //!    record, with referenced non-reference types replaced by their canonical ids and
 //!    referenced reference types by their class numbers, is filed among the classes seen so
@@ -39,7 +41,7 @@ use std::hash::{Hash, Hasher};
 
 use super::handover::{self, Progress};
 use super::hash::{self, kind_of};
-use super::{for_each_id_field, Dedup, Recs};
+use super::{for_each_id_field, Dedup, Recs, UNPROCESSED};
 use crate::btf::kinds::kind;
 use crate::btf::store::Rec;
 use crate::error::{Error, Result};
@@ -74,33 +76,37 @@ fn ref_count(t: Rec<'_>) -> usize {
     }
 }
 
-/// The own reference types (ids from `start_id`) in the order libbpf's depth-first walk
-/// finishes them.
-pub(crate) fn finish_order(recs: &Recs, start_id: u32) -> Result<Vec<u32>> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum State {
-        Unseen,
-        Open,
-        Done,
-    }
+/// A reference type's `map` entry while the finish-order walk has it on its stack (above
+/// `MAX_NR_TYPES`: every phase reads it as "not mapped", as it reads `UNPROCESSED`).
+const OPEN: u32 = u32::MAX - 2;
+
+/// Visits the own reference types (ids from `start_id`) in the order libbpf's depth-first
+/// walk finishes them, calling `finish(id)` as each one finishes. A type's `map` entry says
+/// where the walk is with it: `UNPROCESSED` before, `OPEN` on the stack, and after `finish`
+/// whatever `finish` stored, which must be neither.
+pub(crate) fn walk_finish_order(
+    recs: &Recs,
+    map: &[AtomicU32],
+    start_id: u32,
+    mut finish: impl FnMut(u32),
+) -> Result<()> {
     let is_ref = |id: u32| id >= start_id && is_ref_kind(recs.kind(id));
-    let own_cnt = (recs.type_cnt() - start_id) as usize;
-    let mut state = vec![State::Unseen; own_cnt];
-    let mut order = Vec::new();
+    let state = |id: u32| map[id as usize].load(Ordering::Relaxed);
+    let open = |id: u32| map[id as usize].store(OPEN, Ordering::Relaxed);
     let mut stack: Vec<(u32, usize)> = Vec::new();
     for root in start_id..recs.type_cnt() {
-        if !is_ref(root) || state[(root - start_id) as usize] == State::Done {
+        if !is_ref(root) || state(root) != UNPROCESSED {
             continue;
         }
-        state[(root - start_id) as usize] = State::Open;
+        open(root);
         stack.push((root, 0));
         while let Some(top) = stack.last_mut() {
             let (id, pos) = *top;
             let t = recs.rec(id);
             if pos == ref_count(t) {
-                state[(id - start_id) as usize] = State::Done;
-                order.push(id);
                 stack.pop();
+                finish(id);
+                debug_assert!(!matches!(state(id), UNPROCESSED | OPEN));
                 continue;
             }
             top.1 += 1;
@@ -108,21 +114,21 @@ pub(crate) fn finish_order(recs: &Recs, start_id: u32) -> Result<Vec<u32>> {
             if !is_ref(child) {
                 continue;
             }
-            match state[(child - start_id) as usize] {
-                State::Done => {}
-                State::Open => {
+            match state(child) {
+                UNPROCESSED => {
+                    open(child);
+                    stack.push((child, 0));
+                }
+                OPEN => {
                     return Err(Error::BadBtf(format!(
                         "type [{child}] is part of a reference type cycle"
                     )))
                 }
-                State::Unseen => {
-                    state[(child - start_id) as usize] = State::Open;
-                    stack.push((child, 0));
-                }
+                _ => {}
             }
         }
     }
-    Ok(order)
+    Ok(())
 }
 
 /// The canonical reference types found so far, by canonicalised record.
@@ -166,30 +172,21 @@ pub(crate) struct EarlyClasses {
     classes: Classes,
     /// Per class number: (finish position, id) of its earliest member seen so far.
     first: Vec<(u32, u32)>,
-    /// Finish positions of the types left for after phases 2–4, in order.
-    deferred: Vec<u32>,
+    /// (finish position, id) of the types left for after phases 2–4, in finish order.
+    deferred: Vec<(u32, u32)>,
 }
 
 impl EarlyClasses {
-    /// Files the types at finish `positions` (ascending) whose keys are complete and tags
-    /// them with their class; tags the others deferred.
-    fn classify(
-        &mut self,
-        view: &KeyView,
-        order: &[u32],
-        positions: impl IntoIterator<Item = u32>,
-    ) {
-        let mut key = Vec::new();
-        for pos in positions {
-            let id = order[pos as usize];
-            let tag = if view.canonical_key(id, &mut key) {
-                CLASS | self.file(&key, pos, id)
-            } else {
-                self.deferred.push(pos);
-                DEFERRED
-            };
-            view.map[id as usize].store(tag, Ordering::Relaxed);
-        }
+    /// Files the type `id`, at finish position `pos`, if its key is complete, and tags it
+    /// with its class; otherwise tags it deferred.
+    fn classify(&mut self, view: &KeyView, key: &mut Vec<u32>, pos: u32, id: u32) {
+        let tag = if view.canonical_key(id, key) {
+            CLASS | self.file(key, pos, id)
+        } else {
+            self.deferred.push((pos, id));
+            DEFERRED
+        };
+        view.map[id as usize].store(tag, Ordering::Relaxed);
     }
 
     /// Files the type at finish position `pos` under the class of `key`.
@@ -255,14 +252,15 @@ impl KeyView<'_> {
     }
 }
 
-/// Classifies the reference types in finish `order` while phases 2–4 run (`progress`), as far
-/// as their referenced types are final; marks the others deferred. Non-split BTF only.
+/// Classifies the own reference types (ids from `start_id`) in finish order while phases 2–4
+/// run (`progress`), as far as their referenced types are final; tags the others deferred.
+/// Non-split BTF only.
 pub(crate) fn classify_early(
     recs: &Recs,
     map: &[AtomicU32],
-    order: &[u32],
+    start_id: u32,
     progress: &Progress,
-) -> EarlyClasses {
+) -> Result<EarlyClasses> {
     let view = KeyView {
         recs,
         map,
@@ -273,8 +271,12 @@ pub(crate) fn classify_early(
         first: Vec::new(),
         deferred: Vec::new(),
     };
-    early.classify(&view, order, 0..order.len() as u32);
-    early
+    let (mut key, mut pos) = (Vec::new(), 0u32);
+    walk_finish_order(recs, map, start_id, |id| {
+        early.classify(&view, &mut key, pos, id);
+        pos += 1;
+    })?;
+    Ok(early)
 }
 
 fn fx_hash(words: &[u32]) -> u64 {
@@ -286,31 +288,36 @@ fn fx_hash(words: &[u32]) -> u64 {
 impl Dedup {
     /// After phases 2–4: classifies the deferred types (everything is final now), then maps
     /// every reference type to the earliest-finished member of its class.
-    pub(crate) fn finish_ref_classes(&mut self, order: &[u32], mut early: EarlyClasses) {
+    pub(crate) fn finish_ref_classes(&mut self, mut early: EarlyClasses) {
         let view = KeyView {
             recs: &self.types.recs,
             map: &self.types.map,
             progress: &self.progress,
         };
-        let deferred = std::mem::take(&mut early.deferred);
-        early.classify(&view, order, deferred);
+        let mut key = Vec::new();
+        for (pos, id) in std::mem::take(&mut early.deferred) {
+            early.classify(&view, &mut key, pos, id);
+        }
         debug_assert!(
             early.deferred.is_empty(),
             "after phase 4 every referenced type is final"
         );
-        for &id in order {
-            let class = self.types.map(id) & !CLASS;
-            let canon = early.first[class as usize].1;
-            self.types.set_map(id, canon);
+        let g = self.types.graph();
+        for id in g.start_id..g.type_cnt() {
+            if is_ref_kind(g.kind(id)) {
+                let class = g.map(id) & !CLASS;
+                g.set_map(id, early.first[class as usize].1);
+            }
         }
     }
 
-    /// Maps every own reference type of split BTF, visited in `order` (see
-    /// [`finish_order`]), to its canonical type.
-    pub(crate) fn dedup_ref_types(&mut self, order: &[u32]) {
+    /// Maps every own reference type of split BTF, in finish order (see
+    /// [`walk_finish_order`]), to its canonical type.
+    pub(crate) fn dedup_ref_types(&self) -> Result<()> {
         let mut classes = Classes::default();
         let mut key = Vec::new();
-        for &id in order {
+        let g = self.types.graph();
+        walk_finish_order(&self.types.recs, &self.types.map, g.start_id, |id| {
             self.canonical_record(id, &mut key);
             let h = fx_hash(&key);
             let canon = match classes.find(h, &key) {
@@ -321,8 +328,8 @@ impl Dedup {
                     c
                 }
             };
-            self.types.set_map(id, canon);
-        }
+            g.set_map(id, canon);
+        })
     }
 
     /// The record of `id` with every referenced id replaced by its canonical id.
