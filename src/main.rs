@@ -509,6 +509,7 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
                 &summary.phases,
                 &summary.workers,
                 &summary.dedup_phases,
+                &summary.held,
                 &summary.table,
                 config.func_table.name(),
             )

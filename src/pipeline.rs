@@ -50,7 +50,7 @@ use crate::input::kfuncs::collect_kfuncs;
 use crate::input::symbols::ElfFunctions;
 use crate::output::{elf::write_sections, write_atomic};
 use crate::progress::Progress;
-use crate::stats::{bump, PhaseEnd, RunClock, TableStats, WorkerTimes};
+use crate::stats::{self, bump, Held, PhaseEnd, RunClock, TableStats, WorkerTimes};
 
 /// CUs per batch: small enough to balance 2–64 workers over the kernel's ~2,200 CUs, large
 /// enough that the per-chunk overhead stays negligible.
@@ -67,6 +67,8 @@ pub struct Summary {
     pub table: TableStats,
     /// How long each phase of the dedup took, in seconds, in order.
     pub dedup_phases: Vec<(&'static str, f64)>,
+    /// The run's large structures and their bytes at their largest.
+    pub held: Vec<Held>,
     /// Compile units in `.debug_info`, skipped ones included.
     pub cus: usize,
     /// Compile units skipped for their language (`--lang_exclude`).
@@ -126,10 +128,13 @@ pub fn run(config: &Config) -> Result<Summary> {
             threads: config.jobs,
             ..DedupOptions::default()
         };
-        summary.dedup_phases = dedup_store(&mut btf, store, &opts)?
+        let run = dedup_store(&mut btf, store, &opts)?;
+        summary.dedup_phases = run
+            .phases
             .into_iter()
             .map(|(phase, took)| (phase, took.as_secs_f64()))
             .collect();
+        summary.held.extend(run.held);
         summary.phases.push(start.end("dedup"));
         return_free_heap();
     }
@@ -274,7 +279,12 @@ pub fn encode(
     };
     dst.endian = elf.endian;
     let store = store_with_base(&dst)?;
-    let release_dwarf = || mapped.release(0..mapped.bytes().len());
+    let dwarf_peak = std::sync::atomic::AtomicU64::new(0);
+    let release_dwarf = || {
+        let resident = stats::file_resident_mib(path);
+        dwarf_peak.fetch_max(resident, Ordering::Relaxed);
+        mapped.release(0..mapped.bytes().len());
+    };
     let merge = Merge {
         progress,
         release_dwarf: &release_dwarf,
@@ -316,6 +326,9 @@ pub fn encode(
     summary.workers = workers;
     summary.table = table;
     summary.phases.push(clock.end("cus"));
+    summary
+        .held
+        .extend(encoding_held(&store, &btf, dwarf_peak.into_inner()));
     messages.extend(chunk_messages);
     let stdout = std::io::stdout();
     store.shrink_to_fit();
@@ -347,6 +360,31 @@ pub fn encode(
         return Ok(None);
     }
     Ok(Some((btf, store)))
+}
+
+/// The encoding's large structures at its end, when they are largest.
+fn encoding_held(store: &Store, btf: &Btf, dwarf_peak_mib: u64) -> Vec<Held> {
+    vec![
+        Held {
+            what: format!(
+                "record store: {} records, {} distinct templates",
+                store.len(),
+                store.templates()
+            ),
+            bytes: store.bytes(),
+        },
+        Held {
+            what: "strings".into(),
+            bytes: btf.strings().len(),
+        },
+        Held {
+            what: format!(
+                "resident DWARF: the input's mapped pages, before the main thread drops them \
+                 every {RELEASE_DWARF_EVERY} batches (workers drop each CU's as they finish)"
+            ),
+            bytes: (dwarf_peak_mib << 20) as usize,
+        },
+    ]
 }
 
 /// The concatenated chunks and what the final pass needs.

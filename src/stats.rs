@@ -1,6 +1,7 @@
 //! What a run measures about itself, for `-V` and `--stats`: wall and CPU clocks per phase,
-//! resident memory, the workers' CPU split (decoding DWARF, encoding BTF, saving function
-//! instances), and the function table's counters.
+//! resident memory and the bytes allocated, the bytes of the run's large structures, the workers'
+//! CPU split (decoding DWARF, encoding BTF, saving function instances), and the function
+//! table's counters.
 
 use std::ops::AddAssign;
 use std::time::{Duration, Instant};
@@ -41,6 +42,62 @@ pub fn status_mib(key: &str) -> u64 {
         .map_or(0, |kib| kib / 1024)
 }
 
+/// MiB the allocator has handed out and not had back (glibc's `mallinfo2`: in-use chunks
+/// of every arena plus mmapped blocks, resident or not: a vector's spare capacity counts);
+/// 0 where that is not available.
+pub fn allocated_mib() -> u64 {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 only reads the allocator's counters; it takes no pointer.
+        let m = unsafe { libc::mallinfo2() };
+        ((m.uordblks + m.hblkhd) >> 20) as u64
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    0
+}
+
+/// Resident MiB of this process's mappings of the file `path` (its DWARF, when it is the
+/// input), from `/proc/self/smaps`; 0 where that is not available.
+pub fn file_resident_mib(path: &std::path::Path) -> u64 {
+    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
+        return 0;
+    };
+    let Ok(path) = path.canonicalize() else {
+        return 0;
+    };
+    let path = path.to_string_lossy();
+    let mut in_file = false;
+    let mut kib = 0;
+    for line in smaps.lines() {
+        if let Some(rss) = line.strip_prefix("Rss:") {
+            if in_file {
+                kib += rss
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .unwrap_or(0);
+            }
+        } else if line
+            .split_whitespace()
+            .next()
+            .is_some_and(|f| f.contains('-'))
+        {
+            in_file = line.ends_with(&*path);
+        }
+    }
+    kib / 1024
+}
+
+/// A large structure of the run and the bytes it held at its largest.
+#[derive(Clone, Debug)]
+pub struct Held {
+    /// What it is, with its counts (`record store: 3,408,561 records, ...`).
+    pub what: String,
+    /// Its bytes.
+    pub bytes: usize,
+}
+
 /// The end of one phase of a run.
 #[derive(Clone, Debug)]
 pub struct PhaseEnd {
@@ -54,6 +111,8 @@ pub struct PhaseEnd {
     pub rss_mib: u64,
     /// Peak resident MiB so far (`VmHWM`).
     pub peak_mib: u64,
+    /// Allocated MiB now (see [`allocated_mib`]).
+    pub alloc_mib: u64,
 }
 
 /// Marks phase ends against the start of a run.
@@ -85,6 +144,7 @@ impl RunClock {
             cpu: (process_cpu().saturating_sub(self.start_cpu)).as_secs_f64(),
             rss_mib: status_mib("VmRSS:"),
             peak_mib: status_mib("VmHWM:"),
+            alloc_mib: allocated_mib(),
         }
     }
 }
@@ -142,19 +202,21 @@ pub fn report(
     phases: &[PhaseEnd],
     workers: &WorkerTimes,
     dedup: &[(&'static str, f64)],
+    held: &[Held],
     table: &TableStats,
     design: &str,
 ) -> String {
-    let mut out = String::from("phase          wall s    cpu s  rss MiB  peak MiB\n");
+    let mut out = String::from("phase          wall s    cpu s  rss MiB  peak MiB alloc MiB\n");
     let mut before = (0.0, 0.0);
     for p in phases {
         out += &format!(
-            "{:<12} {:>8.3} {:>8.3} {:>8} {:>9}\n",
+            "{:<12} {:>8.3} {:>8.3} {:>8} {:>9} {:>9}\n",
             p.name,
             p.wall - before.0,
             p.cpu - before.1,
             p.rss_mib,
-            p.peak_mib
+            p.peak_mib,
+            p.alloc_mib
         );
         before = (p.wall, p.cpu);
         if p.name == "cus" {
@@ -177,6 +239,13 @@ pub fn report(
         out += &format!(
             "{:<12} {:>8.3} {:>8.3} {:>8} {:>9}\n",
             "total", last.wall, last.cpu, last.rss_mib, last.peak_mib
+        );
+    }
+    for h in held {
+        out += &format!(
+            "held: {:>7.1} MiB  {}\n",
+            h.bytes as f64 / (1 << 20) as f64,
+            h.what
         );
     }
     let per_owner: Vec<String> = table.nodes_per_owner.iter().map(u64::to_string).collect();

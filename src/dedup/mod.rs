@@ -98,6 +98,7 @@ use crate::btf::kinds::{self, kind, Kind, MAX_NR_TYPES};
 use crate::btf::store::{self, Rec, Store, View};
 use crate::btf::Btf;
 use crate::error::{Error, Result};
+use crate::stats::Held;
 use hash::kind_of;
 use hypot::HypotMap;
 use table::CandTable;
@@ -119,10 +120,19 @@ pub fn dedup(btf: &mut Btf, opts: &DedupOptions) -> Result<()> {
     dedup_timed(btf, opts).map(drop)
 }
 
-/// [`dedup`], also returning how long each phase took, in order (`-V` prints them). With more
-/// than one thread, "reference wait" is the time the main thread waited, after phase 4, for
-/// the thread ordering and classifying the reference types.
-pub fn dedup_timed(btf: &mut Btf, opts: &DedupOptions) -> Result<Vec<(&'static str, Duration)>> {
+/// What a [`dedup_timed`] run measured.
+#[derive(Clone, Debug, Default)]
+pub struct DedupRun {
+    /// How long each phase took, in order (`-V` prints them). With more than one thread,
+    /// "reference wait" is the time the main thread waited, after phase 4, for the thread
+    /// ordering and classifying the reference types.
+    pub phases: Vec<(&'static str, Duration)>,
+    /// The large structures the phases held (`--stats` prints them).
+    pub held: Vec<Held>,
+}
+
+/// [`dedup`], also returning how long each phase took and what it held.
+pub fn dedup_timed(btf: &mut Btf, opts: &DedupOptions) -> Result<DedupRun> {
     let start = Instant::now();
     let mut marks = Vec::new();
     check_own(btf, opts.threads)?;
@@ -146,11 +156,7 @@ pub fn dedup_timed(btf: &mut Btf, opts: &DedupOptions) -> Result<Vec<(&'static s
 /// from `void` on: the base's records, then those own ones) and whose other own records, if
 /// any, follow in `btf` (see [`Btf::hold_in_store`]). The encoder's path: its records never
 /// exist as raw words all at once.
-pub fn dedup_store(
-    btf: &mut Btf,
-    mut store: Store,
-    opts: &DedupOptions,
-) -> Result<Vec<(&'static str, Duration)>> {
+pub fn dedup_store(btf: &mut Btf, mut store: Store, opts: &DedupOptions) -> Result<DedupRun> {
     let start = Instant::now();
     debug_assert_eq!(store.len(), btf.start_id() + btf.held());
     let tail: Vec<Vec<u32>> = btf.own_types().map(|t| t.words.to_vec()).collect();
@@ -180,7 +186,7 @@ fn run_on_store(
     opts: &DedupOptions,
     start: Instant,
     mut marks: Vec<(&'static str, Instant)>,
-) -> Result<Vec<(&'static str, Duration)>> {
+) -> Result<DedupRun> {
     let start_id = btf.start_id();
     let recs = match Recs::kinds_checked(&store, start_id, opts.threads) {
         Ok(kinds) => Recs { store, kinds },
@@ -190,6 +196,22 @@ fn run_on_store(
             return Err(e);
         }
     };
+    let held = vec![
+        Held {
+            what: format!(
+                "dedup's record store: {} records, {} distinct templates",
+                recs.store.len(),
+                recs.store.templates()
+            ),
+            bytes: recs.store.bytes(),
+        },
+        Held {
+            what: "dedup's per-id state: kinds, canonical map, hypothetical map (virtual; only \
+                   the pages an equivalence check touches are resident)"
+                .into(),
+            bytes: recs.kinds.len() * (1 + 4 + 4),
+        },
+    ];
     let mut d = Dedup::new(start_id, recs, opts);
     marks.push(("setup", Instant::now()));
     let result = d.run().and_then(|()| d.compact_and_remap());
@@ -201,10 +223,11 @@ fn run_on_store(
             *words = new_words;
             *offs = new_offs;
             let mut since = start;
-            Ok(marks
+            let phases = marks
                 .into_iter()
                 .map(|(phase, end)| (phase, end - std::mem::replace(&mut since, end)))
-                .collect())
+                .collect();
+            Ok(DedupRun { phases, held })
         }
         Err(e) => {
             (*words, *offs) = d.into_own_records();
