@@ -482,7 +482,9 @@ impl<'a> Graph<'a> {
     /// outer caches.
     #[inline(always)]
     pub(crate) fn prefetch_entries(self, id: u32) {
-        ahead::prefetch_outer(self.view.entry(id));
+        let (own, block) = self.view.entries(id);
+        ahead::prefetch_outer(own);
+        ahead::prefetch_outer(block);
         ahead::prefetch_outer(&self.kinds[id as usize]);
         ahead::prefetch_outer(&self.map[id as usize]);
     }

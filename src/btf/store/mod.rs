@@ -19,7 +19,10 @@
 //! The type-id fields are those of libbpf's `BTF_FIELD_ITER_IDS` except FWD's `type` word,
 //! which stays in the template (it is not a reference, and is 0 in every encoder's output).
 
+mod positions;
+
 use hashbrown::HashTable;
+use positions::{Positions, PositionsView};
 use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
 
@@ -50,7 +53,7 @@ pub struct Store {
     /// number's high 16 bits when `LONG`, then the ids (one unit each, or two when wide).
     data: Vec<u16>,
     /// Per id: where its record starts in `data`.
-    offs: Vec<u32>,
+    offs: Positions,
     /// Reused while pushing: the record being split.
     scratch: Vec<u32>,
     ids: Vec<u32>,
@@ -130,14 +133,14 @@ pub struct View<'a> {
     tpls: &'a [u32],
     tpl_offs: &'a [u32],
     data: &'a [u16],
-    offs: &'a [u32],
+    offs: PositionsView<'a>,
 }
 
 impl<'a> View<'a> {
     /// The record of `id` (which must be below the store's length).
     #[inline(always)]
     pub fn rec(self, id: u32) -> Rec<'a> {
-        let o = self.offs[id as usize] as usize;
+        let o = self.offs.of(id);
         let first = self.data[o];
         let low = u32::from(first) & (SHORT_NUMBERS - 1);
         let (key, ids) = if first & LONG == 0 {
@@ -159,7 +162,7 @@ impl<'a> View<'a> {
     /// Where `id`'s record starts among the record units (16-bit) of the store.
     #[inline(always)]
     pub fn unit_of(self, id: u32) -> usize {
-        self.offs[id as usize] as usize
+        self.offs.of(id)
     }
 
     /// How many record units (16-bit) the store holds.
@@ -167,10 +170,10 @@ impl<'a> View<'a> {
         self.data.len()
     }
 
-    /// The position entry of `id` (for prefetching).
+    /// The position entries of `id`, its own and its block's (for prefetching).
     #[inline(always)]
-    pub fn entry(self, id: u32) -> &'a u32 {
-        &self.offs[id as usize]
+    pub fn entries(self, id: u32) -> (&'a u8, &'a u32) {
+        (self.offs.entry(id), self.offs.block(id))
     }
 
     /// The record unit at `unit` (for prefetching).
@@ -230,7 +233,7 @@ impl Store {
 
     /// Whether the store is empty (not even `void`).
     pub fn is_empty(&self) -> bool {
-        self.offs.is_empty()
+        self.offs.len() == 0
     }
 
     /// Appends `rec`, a whole record whose kind is known (or `void`'s three zero words), and
@@ -268,7 +271,7 @@ impl Store {
                 self.data.push(t.wrapping_sub(id) as u16);
             }
         }
-        if self.data.len() > u32::MAX as usize {
+        if self.data.len() >= 1 << 31 {
             return Err(Error::BtfLimit("the record store is full".into()));
         }
         self.scratch = tpl;
@@ -314,7 +317,7 @@ impl Store {
             tpls: &self.tpls,
             tpl_offs: &self.tpl_offs,
             data: &self.data,
-            offs: &self.offs,
+            offs: self.offs.view(),
         }
     }
 
@@ -338,8 +341,9 @@ impl Store {
 
     /// The bytes the store holds (its arrays' lengths; capacity aside).
     pub fn bytes(&self) -> usize {
-        (self.tpls.len() + self.tpl_offs.len() + self.offs.len() + self.index.len()) * 4
+        (self.tpls.len() + self.tpl_offs.len() + self.index.len()) * 4
             + self.data.len() * 2
+            + self.offs.bytes()
     }
 
     /// How many distinct templates there are.

@@ -1,0 +1,137 @@
+//! Where each record of a [`super::Store`] starts, in 1.5 bytes an id instead of 4.
+//!
+//! Ids come in blocks of 8. A block keeps the position of its first record as a `u32`, and
+//! each id its distance from it as a `u8`. Eight consecutive records rarely span more than
+//! 255 units (that takes records averaging 32 units: structs of 30 members); a block that
+//! does is *far*: its `u32` names a run of 8 full positions instead.
+
+/// Ids per block.
+const BLOCK: usize = 8;
+/// In a block's entry: the block is far, and the rest is the index of its run in `far`.
+const FAR: u32 = 0x8000_0000;
+
+/// Record positions by id.
+#[derive(Default)]
+pub(super) struct Positions {
+    /// Per block: its first record's position, or `FAR | run`.
+    blocks: Vec<u32>,
+    /// Per id: its distance from its block's first record (0 in far blocks).
+    within: Vec<u8>,
+    /// The positions of far blocks' ids, 8 per block.
+    far: Vec<u32>,
+}
+
+/// [`Positions`] borrowed as plain slices.
+#[derive(Clone, Copy)]
+pub(super) struct PositionsView<'a> {
+    blocks: &'a [u32],
+    within: &'a [u8],
+    far: &'a [u32],
+}
+
+impl Positions {
+    /// How many ids have a position.
+    pub(super) fn len(&self) -> usize {
+        self.within.len()
+    }
+
+    /// Notes that the next id's record starts at `pos` (at or after the previous id's, below
+    /// `FAR`).
+    pub(super) fn push(&mut self, pos: u32) {
+        debug_assert!(pos < FAR);
+        let id = self.within.len();
+        if id % BLOCK == 0 {
+            self.blocks.push(pos);
+            self.within.push(0);
+            return;
+        }
+        let entry = self.blocks.last_mut().expect("a block per 8 ids");
+        if *entry & FAR == 0 {
+            if let Ok(d) = u8::try_from(pos - *entry) {
+                self.within.push(d);
+                return;
+            }
+            // Too far for a byte: the block's positions so far move to a run of their own.
+            let start = *entry;
+            let run = (self.far.len() / BLOCK) as u32;
+            let first = id - id % BLOCK;
+            self.far
+                .extend(self.within[first..].iter().map(|&d| start + u32::from(d)));
+            self.far.resize(self.far.len() + BLOCK - (id - first), 0);
+            *entry = FAR | run;
+        }
+        let run = (*entry & !FAR) as usize;
+        self.far[run * BLOCK + id % BLOCK] = pos;
+        self.within.push(0);
+    }
+
+    /// The positions, borrowed.
+    pub(super) fn view(&self) -> PositionsView<'_> {
+        PositionsView {
+            blocks: &self.blocks,
+            within: &self.within,
+            far: &self.far,
+        }
+    }
+
+    /// The bytes held.
+    pub(super) fn bytes(&self) -> usize {
+        (self.blocks.len() + self.far.len()) * 4 + self.within.len()
+    }
+
+    /// Frees the spare capacity.
+    pub(super) fn shrink_to_fit(&mut self) {
+        self.blocks.shrink_to_fit();
+        self.within.shrink_to_fit();
+        self.far.shrink_to_fit();
+    }
+}
+
+impl<'a> PositionsView<'a> {
+    /// Where `id`'s record starts.
+    #[inline(always)]
+    pub(super) fn of(self, id: u32) -> usize {
+        let id = id as usize;
+        let entry = self.blocks[id / BLOCK];
+        if entry & FAR == 0 {
+            entry as usize + usize::from(self.within[id])
+        } else {
+            self.far[(entry & !FAR) as usize * BLOCK + id % BLOCK] as usize
+        }
+    }
+
+    /// `id`'s entry (for prefetching): its distance byte.
+    #[inline(always)]
+    pub(super) fn entry(self, id: u32) -> &'a u8 {
+        &self.within[id as usize]
+    }
+
+    /// `id`'s block entry (for prefetching).
+    #[inline(always)]
+    pub(super) fn block(self, id: u32) -> &'a u32 {
+        &self.blocks[id as usize / BLOCK]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_read_back_near_and_far() {
+        let mut p = Positions::default();
+        let mut want = Vec::new();
+        let mut pos = 0u32;
+        for i in 0..100u32 {
+            want.push(pos);
+            p.push(pos);
+            // Ids 19 and 42 are followed by long records: their blocks become far mid-block.
+            pos += if i == 19 || i == 42 { 300 } else { 3 };
+        }
+        let v = p.view();
+        for (id, &w) in want.iter().enumerate() {
+            assert_eq!(v.of(id as u32), w as usize, "id {id}");
+        }
+        assert_eq!(p.far.len(), 2 * BLOCK);
+    }
+}
