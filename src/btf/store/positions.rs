@@ -40,7 +40,7 @@ impl Positions {
     pub(super) fn push(&mut self, pos: u32) {
         debug_assert!(pos < FAR);
         let id = self.within.len();
-        if id % BLOCK == 0 {
+        if id.is_multiple_of(BLOCK) {
             self.blocks.push(pos);
             self.within.push(0);
             return;
