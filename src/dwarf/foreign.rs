@@ -6,7 +6,7 @@
 //!
 //! pahole merges every CU into one when it meets a cross-CU reference, which costs it the
 //! memory of the whole program's DWARF at once. dwarf2btf keeps encoding one CU at a time: a
-//! CU *imports* the DIEs it references outside itself. `types.rs` walks each imported DIE's
+//! CU *imports* the DIEs it references outside itself. `types/` walks each imported DIE's
 //! subtree as part of the CU and appends its types after the CU's own, so every chunk stays
 //! self-contained, and the dedup merges the copies as it merges the copies of a header's
 //! types between CUs. The resulting BTF has the same types as pahole's (or, where pahole

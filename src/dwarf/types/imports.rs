@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use gimli::{AttributeValue, UnitOffset};
 
-use super::{CuTypes, DecodeError, Walker, VOID};
+use super::resolve::VOID;
+use super::walk::Walker;
+use super::{CuTypes, DecodeError};
 use crate::dwarf::foreign::{
     describe, die_key, foreign_target, in_sup, section_of, DieKey, Target, IMPORTED,
 };

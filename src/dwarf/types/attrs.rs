@@ -1,0 +1,131 @@
+//! The attributes the types decoder reads from one DIE, and the decoding of their constant
+//! forms.
+
+use gimli::{AttributeValue, UnitOffset};
+
+use super::resolve::RawRef;
+use super::walk::Walker;
+use super::DecodeError;
+use crate::dwarf::units::R;
+
+/// The attributes the type model reads from one DIE.
+#[derive(Default)]
+pub(super) struct Attrs<'a> {
+    pub(super) name: &'a [u8],
+    pub(super) ty: Option<RawRef>,
+    pub(super) byte_size: u64,
+    pub(super) encoding: u8,
+    pub(super) declaration: bool,
+    pub(super) member_location: Option<u64>,
+    pub(super) data_bit_offset: Option<u64>,
+    pub(super) bit_offset: u64,
+    pub(super) bit_size: u64,
+    pub(super) upper_bound: Option<u64>,
+    pub(super) count: Option<u64>,
+    pub(super) const_value: u64,
+    pub(super) const_str: &'a [u8],
+    pub(super) specification: Option<u32>,
+    pub(super) signature: Option<RawRef>,
+}
+
+impl<'a> Walker<'a, '_> {
+    /// The attributes of one DIE the type model reads, from `buf`.
+    pub(super) fn read_attrs(
+        &mut self,
+        buf: &[gimli::Attribute<R<'a>>],
+        offset: u32,
+    ) -> Result<Attrs<'a>, DecodeError> {
+        let mut a = Attrs::default();
+        for attr in buf {
+            match attr.name() {
+                gimli::DW_AT_name => {
+                    a.name = self
+                        .unit()
+                        .string(self.dwarf, attr.value())
+                        .map_err(|e| self.err(offset, format!("DW_AT_name: {e}")))?
+                }
+                gimli::DW_AT_type => a.ty = Some(self.type_ref(attr.value(), offset)?),
+                gimli::DW_AT_byte_size => a.byte_size = udata(attr.raw_value()).unwrap_or(0),
+                gimli::DW_AT_encoding => {
+                    if let AttributeValue::Encoding(e) = attr.value() {
+                        a.encoding = e.0;
+                    }
+                }
+                gimli::DW_AT_declaration => a.declaration = flag(attr.raw_value()),
+                gimli::DW_AT_data_member_location => {
+                    a.member_location = Some(member_location(attr.raw_value()))
+                }
+                gimli::DW_AT_data_bit_offset => {
+                    a.data_bit_offset = Some(udata(attr.raw_value()).unwrap_or(0))
+                }
+                gimli::DW_AT_bit_offset => a.bit_offset = udata(attr.raw_value()).unwrap_or(0),
+                gimli::DW_AT_bit_size => a.bit_size = udata(attr.raw_value()).unwrap_or(0),
+                gimli::DW_AT_upper_bound => a.upper_bound = udata(attr.raw_value()),
+                gimli::DW_AT_count => a.count = udata(attr.raw_value()),
+                gimli::DW_AT_const_value => match attr.value() {
+                    v @ (AttributeValue::String(_)
+                    | AttributeValue::DebugStrRef(_)
+                    | AttributeValue::DebugLineStrRef(_)
+                    | AttributeValue::DebugStrOffsetsIndex(_)) => {
+                        a.const_str = self.unit().string(self.dwarf, v).unwrap_or(b"")
+                    }
+                    v => a.const_value = udata(v).unwrap_or(0),
+                },
+                gimli::DW_AT_specification => {
+                    a.specification = self.unit_ref(attr.value(), offset).ok()
+                }
+                gimli::DW_AT_signature => a.signature = Some(self.unit_ref(attr.value(), offset)?),
+                _ => {}
+            }
+        }
+        Ok(a)
+    }
+
+    /// [`Walker::unit_ref`] for `DW_AT_type`, with the common case (a reference into the CU
+    /// being walked) first.
+    #[inline]
+    fn type_ref(&mut self, v: AttributeValue<R<'a>>, offset: u32) -> Result<u32, DecodeError> {
+        match v {
+            AttributeValue::UnitRef(UnitOffset(o))
+                if self.foreign.is_none() && o < self.cu.header.length_including_self() =>
+            {
+                Ok(o as u32)
+            }
+            v => self.unit_ref(v, offset),
+        }
+    }
+}
+
+fn udata(v: AttributeValue<R<'_>>) -> Option<u64> {
+    Some(match v {
+        AttributeValue::Data1(x) => x as u64,
+        AttributeValue::Data2(x) => x as u64,
+        AttributeValue::Data4(x) => x as u64,
+        AttributeValue::Data8(x) => x,
+        AttributeValue::Udata(x) => x,
+        AttributeValue::Sdata(x) => x as u64,
+        AttributeValue::Flag(f) => f as u64,
+        _ => return None,
+    })
+}
+
+fn flag(v: AttributeValue<R<'_>>) -> bool {
+    udata(v).is_some_and(|x| x != 0)
+}
+
+/// `DW_AT_data_member_location`: a constant, or a `DW_OP_plus_uconst`/`DW_OP_constu` block.
+fn member_location(v: AttributeValue<R<'_>>) -> u64 {
+    match v {
+        AttributeValue::Exprloc(gimli::Expression(e)) | AttributeValue::Block(e) => {
+            let bytes = e.slice();
+            match bytes.first() {
+                Some(&op) if op == gimli::DW_OP_plus_uconst.0 || op == gimli::DW_OP_constu.0 => {
+                    let mut r = gimli::EndianSlice::new(&bytes[1..], gimli::LittleEndian);
+                    gimli::Reader::read_uleb128(&mut r).unwrap_or(0)
+                }
+                _ => 0,
+            }
+        }
+        v => udata(v).unwrap_or(0),
+    }
+}

@@ -1,0 +1,292 @@
+//! DIE → type model: one CU's types table, in exactly the order pahole's `dwarf_loader` builds
+//! its `types_table`, so that BTF id = `type_id_off + small_id` as in pahole.
+//!
+//! pahole adds a type DIE to the table after all of its children (nested types first), adds
+//! `btf_type_tag` annotations of a pointer before the pointer, leaves top-level
+//! `DW_TAG_unspecified_type` out (references to it become void) and keeps everything else in
+//! DIE order. One DFS over the CU with an explicit frame stack reproduces that; DW_AT_type
+//! references are collected as unit offsets and resolved to small ids once the walk is done.
+//!
+//! DIEs of other units that the CU references (LTO, dwz, type units: `foreign.rs`) are walked
+//! after the CU, each subtree in its own unit, and their entries follow the CU's own; a
+//! reference to one is an [`IMPORTED`] value instead of a unit offset. A declaration that
+//! names a type unit's type with `DW_AT_signature` (gcc's skeletons) takes no slot and stands
+//! for that type, as an atomic type does below.
+//!
+//! `DW_TAG_atomic_type` (C11 `_Atomic`) is where this differs from pahole, which rejects it:
+//! BTF has no atomic qualifier, so, as LLVM's BPF backend does, the qualifier is dropped. An
+//! atomic DIE takes no table slot; before references are resolved it is mapped to the small
+//! id of the type it qualifies (through chains of atomics; a cycle of them is an error), so
+//! every reference to it, including the lookups of `functions.rs` and `variables.rs` through
+//! [`CuTypes::type_id_of`], sees the unqualified type. [`CuTypes::dropped_atomics`] lists them
+//! for the `-V` notes.
+//!
+//! The decoder is split by concept: `walk.rs` walks the DIEs and builds the table's entries,
+//! `attrs.rs` reads the attributes of one DIE, `imports.rs` brings in the DIEs of other units,
+//! and `resolve.rs` turns the raw references into small ids once the walk is done.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use gimli::DwTag;
+use rustc_hash::FxHashMap;
+
+use super::foreign::{Imports, UnitIndex, IMPORTED};
+use super::units::{Cu, R};
+use crate::btf::Kind;
+use crate::config::Features;
+use walk::Walker;
+
+mod attrs;
+mod imports;
+mod resolve;
+mod walk;
+
+/// One entry of a CU's types table. All `ty` fields are small ids (0 = void) after decoding.
+#[derive(Clone, Debug)]
+pub enum Entry<'a> {
+    /// `DW_TAG_base_type`: an INT, FLOAT or BOOL-like type.
+    Base {
+        /// Its name.
+        name: &'a [u8],
+        /// Its size in bytes.
+        byte_size: u32,
+        /// `DW_ATE_*`.
+        encoding: u8,
+    },
+    /// PTR, CONST, VOLATILE or RESTRICT.
+    Modifier {
+        /// Which of the four.
+        kind: Kind,
+        /// The modified type.
+        ty: u32,
+    },
+    /// `DW_TAG_typedef`.
+    Typedef {
+        /// The typedef's name.
+        name: &'a [u8],
+        /// The type it names.
+        ty: u32,
+        /// Its decl tags, in [`CuTypes::annots`].
+        annots: Range<u32>,
+    },
+    /// A `btf_type_tag` annotation on a pointer's pointee.
+    TypeTag {
+        /// The tag's value.
+        value: &'a [u8],
+        /// The tagged type.
+        ty: u32,
+    },
+    /// A struct or union (also a declaration, which becomes a FWD).
+    Composite {
+        /// A union rather than a struct.
+        union: bool,
+        /// Its name (empty when anonymous).
+        name: &'a [u8],
+        /// Its size in bytes.
+        size: u32,
+        /// Only declared here (`DW_AT_declaration`).
+        declaration: bool,
+        /// Its data members, in [`CuTypes::members`].
+        members: Range<u32>,
+        /// Its decl tags, in [`CuTypes::annots`].
+        annots: Range<u32>,
+    },
+    /// An enumeration (ENUM or ENUM64, by size and features).
+    Enum {
+        /// Its name (empty when anonymous).
+        name: &'a [u8],
+        /// Its size in bytes.
+        byte_size: u32,
+        /// Its underlying type (`DW_AT_type`) is a signed base type.
+        signed: bool,
+        /// Its enumerators, in [`CuTypes::enumerators`].
+        values: Range<u32>,
+    },
+    /// An array, its dimensions flattened as pahole does.
+    Array {
+        /// The element type.
+        elem: u32,
+        /// The element count: the product of every dimension's count (0 when one is unknown,
+        /// as for a flexible array).
+        nelems: u32,
+    },
+    /// A subroutine type.
+    FuncProto {
+        /// The return type (0 = void).
+        ret: u32,
+        /// Its parameters, in [`CuTypes::params`].
+        params: Range<u32>,
+        /// It ends with `...`.
+        varargs: bool,
+    },
+    /// A type DIE BTF cannot express (C++ references, pointers to members, ...).
+    Unsupported {
+        /// The DIE's tag, for the error message.
+        tag: DwTag,
+    },
+}
+
+/// A data member of a struct or union, with its final BTF bit offset.
+#[derive(Clone, Debug)]
+pub struct Member<'a> {
+    /// The member's name (empty when anonymous).
+    pub name: &'a [u8],
+    /// Its type.
+    pub ty: u32,
+    /// Its offset from the start of the struct, in bits.
+    pub bit_offset: u32,
+    /// Its width in bits when it is a bit-field, else 0.
+    pub bitfield_size: u32,
+}
+
+/// A `btf_decl_tag` annotation: its value and the member/parameter index (-1 = the type).
+#[derive(Clone, Copy, Debug)]
+pub struct Annot<'a> {
+    /// The tag's value.
+    pub value: &'a [u8],
+    /// The member or parameter index it belongs to, -1 for the type itself.
+    pub component: i32,
+}
+
+/// One CU's types table and the side arrays its entries index into.
+#[derive(Default, Debug)]
+pub struct CuTypes<'a> {
+    /// Entry `i` has small id `i + 1`.
+    pub entries: Vec<Entry<'a>>,
+    /// Each entry's DIE as a local reference value (for messages: [`CuTypes::die_offset`]).
+    pub dies: Vec<u32>,
+    /// Struct and union members, indexed by [`Entry::Composite`] ranges.
+    pub members: Vec<Member<'a>>,
+    /// Enumerators (name, value as 64 bits), indexed by [`Entry::Enum`] ranges.
+    pub enumerators: Vec<(&'a [u8], u64)>,
+    /// FUNC_PROTO parameters: name (may be empty) and type.
+    pub params: Vec<(&'a [u8], u32)>,
+    /// Decl tags, indexed by the entries' `annots` ranges.
+    pub annots: Vec<Annot<'a>>,
+    /// Unit offsets of the top-level `DW_TAG_variable` DIEs (pahole's `top_level` variables).
+    pub variables: Vec<u32>,
+    /// Unit offsets of every `DW_TAG_subprogram` DIE, nested ones included, in DIE order.
+    pub subprograms: Vec<u32>,
+    /// Small id of every type DIE by local reference value: the unit offset of the CU's own
+    /// DIEs, an [`IMPORTED`] value for DIEs of other units (unspecified types map to 0, void;
+    /// atomic types to the type they qualify).
+    pub offset_to_id: FxHashMap<u32, u32>,
+    /// Every `DW_TAG_atomic_type` DIE, in DIE order: its local reference value and the small
+    /// id of the unqualified type that replaces it (0 = void).
+    pub dropped_atomics: Vec<(u32, u32)>,
+    /// The DIEs of other units the CU references (`foreign.rs`), whose types follow its own.
+    pub imports: Imports,
+    /// The units those DIEs are in.
+    pub foreign_units: Vec<Arc<Cu<'a>>>,
+}
+
+impl<'a> CuTypes<'a> {
+    /// The small id of the type DIE with local reference value `local` (0, void, when it is
+    /// not a type).
+    pub fn type_id_of(&self, local: u32) -> u32 {
+        self.offset_to_id.get(&local).copied().unwrap_or(0)
+    }
+
+    /// The type with small id `id` spelled roughly as in C (`int`, `struct s *`,
+    /// `const counter_t`), for messages.
+    pub fn c_name(&self, id: u32) -> String {
+        self.c_name_depth(id, 0)
+    }
+
+    fn c_name_depth(&self, id: u32, depth: usize) -> String {
+        let Some(entry) = id.checked_sub(1).and_then(|i| self.entries.get(i as usize)) else {
+            return "void".into();
+        };
+        if depth > 8 {
+            return "...".into();
+        }
+        let named = |what: &str, name: &[u8]| {
+            let name = if name.is_empty() {
+                "(anon)".into()
+            } else {
+                String::from_utf8_lossy(name)
+            };
+            format!("{what}{name}")
+        };
+        let inner = |ty: u32| self.c_name_depth(ty, depth + 1);
+        match entry {
+            Entry::Base { name, .. } | Entry::Typedef { name, .. } => named("", name),
+            Entry::Composite {
+                union: true, name, ..
+            } => named("union ", name),
+            Entry::Composite { name, .. } => named("struct ", name),
+            Entry::Enum { name, .. } => named("enum ", name),
+            Entry::Modifier {
+                kind: Kind::Ptr,
+                ty,
+            } => format!("{} *", inner(*ty)),
+            Entry::Modifier { kind, ty } => {
+                let q = match kind {
+                    Kind::Const => "const",
+                    Kind::Volatile => "volatile",
+                    _ => "restrict",
+                };
+                let t = inner(*ty);
+                if t.ends_with('*') {
+                    format!("{t}{q}")
+                } else {
+                    format!("{q} {t}")
+                }
+            }
+            Entry::TypeTag { value, ty } => {
+                format!("{} __tag({})", inner(*ty), String::from_utf8_lossy(value))
+            }
+            Entry::Array { elem, nelems } => format!("{}[{nelems}]", inner(*elem)),
+            Entry::FuncProto { .. } => "function type".into(),
+            Entry::Unsupported { tag } => tag.static_string().unwrap_or("DW_TAG_?").into(),
+        }
+    }
+
+    /// The small id of the first base type named `int`, as `cu__find_base_type_by_name`.
+    pub fn int_id(&self) -> Option<u32> {
+        self.entries
+            .iter()
+            .position(|e| matches!(e, Entry::Base { name, .. } if *name == b"int"))
+            .map(|i| i as u32 + 1)
+    }
+}
+
+/// What went wrong while decoding, with the DIE it concerns.
+#[derive(Debug)]
+pub struct DecodeError {
+    /// The DIE's offset in `.debug_info` (0 when the error is about the whole CU).
+    pub die_offset: u64,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl From<gimli::Error> for DecodeError {
+    fn from(e: gimli::Error) -> Self {
+        DecodeError {
+            die_offset: 0,
+            reason: e.to_string(),
+        }
+    }
+}
+
+/// Decodes the types of one CU, with those it imports from other units of `units`.
+pub fn decode_cu_types<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    units: &UnitIndex<'a>,
+    cu: &Cu<'a>,
+    features: &Features,
+) -> Result<CuTypes<'a>, DecodeError> {
+    if cu.header.length_including_self() >= IMPORTED as usize {
+        return Err(DecodeError {
+            die_offset: cu.offset as u64,
+            reason: "the unit is larger than 1 GiB".into(),
+        });
+    }
+    let mut w = Walker::new(dwarf, units, cu, features);
+    w.walk()?;
+    w.import_foreign()?;
+    w.resolve_aliases()?;
+    w.resolve()?;
+    Ok(w.out)
+}

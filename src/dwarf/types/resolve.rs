@@ -1,0 +1,207 @@
+//! Reference resolution, once the walk is done: alias DIEs (atomic types, `DW_AT_signature`
+//! declarations) mapped to the type they stand for, every raw reference turned into a small
+//! id, names taken from specifications, enum signedness from the underlying type, and member
+//! bit offsets computed as pahole does.
+
+use super::walk::Walker;
+use super::{DecodeError, Entry, Member};
+use crate::btf::Kind;
+
+/// A reference not yet resolved: a unit offset, `VOID`, or a small id with `RESOLVED` set.
+pub(super) type RawRef = u32;
+/// A reference to no type.
+pub(super) const VOID: RawRef = u32::MAX;
+/// Set on a raw reference that is already a small id.
+pub(super) const RESOLVED: RawRef = 1 << 31;
+
+/// A member as read, before its bit offset can be computed.
+pub(super) struct RawMember<'a> {
+    pub(super) name: &'a [u8],
+    pub(super) ty: RawRef,
+    pub(super) byte_offset: u64,
+    pub(super) data_bit_offset: Option<u64>,
+    pub(super) dw_bit_offset: u64,
+    pub(super) bit_size: u64,
+    pub(super) byte_size: u64,
+    pub(super) is_static: bool,
+}
+
+impl<'a> Walker<'a, '_> {
+    /// The small id a raw reference stands for (0, void, when it leads to no type).
+    fn res(&self, r: RawRef) -> u32 {
+        if r == VOID {
+            0
+        } else if r & RESOLVED != 0 {
+            r & !RESOLVED
+        } else {
+            self.offset_to_id.get(&r).copied().unwrap_or(0)
+        }
+    }
+
+    /// Maps each alias DIE to the small id of the type it stands for, following chains of
+    /// aliases; every alias is resolved once. A chain longer than the number of aliases has
+    /// met one twice: a cycle, which no type can end.
+    pub(super) fn resolve_aliases(&mut self) -> Result<(), DecodeError> {
+        let mut chain = Vec::new();
+        for i in 0..self.alias_order.len() {
+            let start = self.alias_order[i];
+            let mut cur = start;
+            chain.clear();
+            while let Some(&target) = self.aliases.get(&cur) {
+                if self.offset_to_id.contains_key(&cur) {
+                    break; // resolved earlier, as part of another chain
+                }
+                if chain.len() >= self.aliases.len() {
+                    return Err(self.err(
+                        start,
+                        "DW_TAG_atomic_type (or a DW_AT_signature declaration) refers to itself \
+                         through a cycle of atomic types",
+                    ));
+                }
+                chain.push(cur);
+                cur = target;
+            }
+            let id = self.res(cur);
+            for &o in &chain {
+                self.offset_to_id.insert(o, id);
+            }
+        }
+        for atomic in &mut self.out.dropped_atomics {
+            atomic.1 = self.offset_to_id.get(&atomic.0).copied().unwrap_or(0);
+        }
+        Ok(())
+    }
+
+    /// Turns every raw reference into a small id and computes member bit offsets.
+    pub(super) fn resolve(&mut self) -> Result<(), DecodeError> {
+        for i in 0..self.out.entries.len() {
+            let id = self.res(self.raw_refs[i]);
+            match &mut self.out.entries[i] {
+                Entry::Modifier { ty, .. }
+                | Entry::Typedef { ty, .. }
+                | Entry::TypeTag { ty, .. } => *ty = id,
+                Entry::Array { elem, .. } => *elem = id,
+                Entry::FuncProto { ret, .. } => *ret = id,
+                _ => {}
+            }
+        }
+        for (i, &r) in self.param_refs.iter().enumerate() {
+            self.out.params[i].1 = self.res(r);
+        }
+        for &(idx, spec) in &self.specs {
+            let from = self.res(spec);
+            let spec_name = entry_by_id(&self.out.entries, from).and_then(entry_name);
+            if let (Some(name), Some(spec_name)) =
+                (entry_name_mut(&mut self.out.entries[idx]), spec_name)
+            {
+                if name.is_empty() {
+                    *name = spec_name;
+                }
+            }
+        }
+        for &(idx, base) in &self.enum_signed {
+            let base = self.res(base);
+            let signed = matches!(
+                entry_by_id(&self.out.entries, base),
+                Some(Entry::Base { encoding, .. })
+                    if *encoding == gimli::DW_ATE_signed.0 || *encoding == gimli::DW_ATE_signed_char.0
+            );
+            if let Entry::Enum { signed: s, .. } = &mut self.out.entries[idx] {
+                *s = signed;
+            }
+        }
+        let raw_members = std::mem::take(&mut self.raw_members);
+        let mut members = Vec::with_capacity(raw_members.len());
+        // Member ranges index raw_members; static members stay in place with no type so that
+        // ranges remain valid, and are skipped by the encoder.
+        for m in &raw_members {
+            let ty = self.res(m.ty);
+            members.push(Member {
+                name: m.name,
+                ty,
+                bit_offset: if m.is_static {
+                    u32::MAX
+                } else {
+                    self.bit_offset(m, ty)
+                },
+                bitfield_size: m.bit_size as u32,
+            });
+        }
+        self.out.members = members;
+        self.out.offset_to_id = std::mem::take(&mut self.offset_to_id);
+        Ok(())
+    }
+
+    /// pahole's `class_member__cache_byte_size` bit offset.
+    fn bit_offset(&self, m: &RawMember<'a>, ty: u32) -> u32 {
+        if let Some(dbo) = m.data_bit_offset {
+            return dbo as u32;
+        }
+        let byte_offset = m.byte_offset;
+        if m.bit_size == 0 {
+            return (byte_offset * 8) as u32;
+        }
+        let byte_size = if m.byte_size != 0 {
+            m.byte_size
+        } else {
+            self.storage_bytes(ty)
+        };
+        if byte_size == 0 {
+            return (byte_offset * 8) as u32;
+        }
+        let bit_size = byte_size * 8;
+        let in_unit = if self.cu.little_endian {
+            bit_size as i64 - m.dw_bit_offset as i64 - m.bit_size as i64
+        } else {
+            m.dw_bit_offset as i64
+        };
+        (byte_offset as i64 * 8 + in_unit) as u32
+    }
+
+    /// Byte size of a bitfield's storage unit: the size of its type without typedefs and
+    /// modifiers, or of the enum/base type behind it.
+    fn storage_bytes(&self, mut id: u32) -> u64 {
+        for _ in 0..64 {
+            let Some(e) = id
+                .checked_sub(1)
+                .and_then(|i| self.out.entries.get(i as usize))
+            else {
+                return 0;
+            };
+            match e {
+                Entry::Typedef { ty, .. } | Entry::TypeTag { ty, .. } => id = *ty,
+                Entry::Modifier { kind, ty } if *kind != Kind::Ptr => id = *ty,
+                Entry::Modifier { .. } => return self.cu.header.address_size() as u64,
+                Entry::Base { byte_size, .. } => return *byte_size as u64,
+                Entry::Enum { byte_size, .. } => return *byte_size as u64,
+                Entry::Composite { size, .. } => return *size as u64,
+                _ => return 0,
+            }
+        }
+        0
+    }
+}
+
+/// The entry with small id `id`; `None` for void (0, also what an unresolvable reference
+/// becomes) and past the end.
+fn entry_by_id<'e, 'a>(entries: &'e [Entry<'a>], id: u32) -> Option<&'e Entry<'a>> {
+    entries.get((id as usize).checked_sub(1)?)
+}
+
+fn entry_name<'a>(e: &Entry<'a>) -> Option<&'a [u8]> {
+    match e {
+        Entry::Composite { name, .. } | Entry::Typedef { name, .. } | Entry::Enum { name, .. } => {
+            Some(name)
+        }
+        _ => None,
+    }
+}
+
+fn entry_name_mut<'e, 'a>(e: &'e mut Entry<'a>) -> Option<&'e mut &'a [u8]> {
+    match e {
+        Entry::Composite { name, .. } | Entry::Typedef { name, .. } | Entry::Enum { name, .. } => {
+            Some(name)
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,643 @@
+//! The DIE walk of the types decoder: one DFS over a CU (and over each subtree it imports)
+//! with an explicit frame stack, appending a type DIE's entry after its children, as pahole's
+//! `dwarf_loader` does. References are left raw for `resolve.rs`.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use gimli::{DwTag, EntriesRaw};
+use rustc_hash::FxHashMap;
+
+use super::attrs::Attrs;
+use super::resolve::{RawMember, RawRef, RESOLVED, VOID};
+use super::{Annot, CuTypes, DecodeError, Entry};
+use crate::btf::Kind;
+use crate::config::Features;
+use crate::dwarf::foreign::{DieKey, UnitIndex};
+use crate::dwarf::units::{Cu, R};
+
+/// What an open DIE collects from its children.
+enum FrameKind {
+    Composite {
+        union: bool,
+        members_start: usize,
+        annots_start: usize,
+        member_idx: i32,
+    },
+    Enum {
+        values_start: usize,
+    },
+    Array {
+        dims_start: usize,
+    },
+    FuncProto {
+        params_start: usize,
+        varargs: bool,
+    },
+    Pointer {
+        tags_start: usize,
+    },
+    Typedef {
+        annots_start: usize,
+    },
+    /// A member DIE with children: its annotations belong to the enclosing composite.
+    Member {
+        component: i32,
+    },
+    Other,
+}
+
+/// A DIE whose children are being walked.
+struct Frame<'a> {
+    depth: isize,
+    offset: u32,
+    kind: FrameKind,
+    /// The entry to append when this frame closes (type DIEs only).
+    pending: Option<Entry<'a>>,
+    /// The DIE's raw DW_AT_type.
+    ty: RawRef,
+    /// For composites/typedefs: a DW_AT_specification to take the name from.
+    spec: Option<u32>,
+}
+
+/// The decoder of one CU's types.
+pub(super) struct Walker<'a, 'd> {
+    /// The CU being decoded.
+    pub(super) cu: &'d Cu<'a>,
+    /// The unit being walked when it is not `cu`: the one of an imported DIE.
+    pub(super) foreign: Option<Arc<Cu<'a>>>,
+    /// Units of imported DIEs, by the key of their header.
+    pub(super) foreign_units: FxHashMap<DieKey, Arc<Cu<'a>>>,
+    /// Every unit, for the references that leave the CU.
+    pub(super) units: &'d UnitIndex<'a>,
+    /// Per abbreviation code of `cu`: 0 unknown, 1 has no cross-unit reference form, 2 has one.
+    pub(super) abbrev_leaves_unit: Vec<u8>,
+    /// The input's DWARF sections.
+    pub(super) dwarf: &'d gimli::Dwarf<R<'a>>,
+    features: &'d Features,
+    /// What is decoded so far; the result once resolved.
+    pub(super) out: CuTypes<'a>,
+    /// Every composite's members as read, indexed by the entries' member ranges.
+    pub(super) raw_members: Vec<RawMember<'a>>,
+    scratch_members: Vec<RawMember<'a>>,
+    scratch_values: Vec<(&'a [u8], u64)>,
+    scratch_dims: Vec<u32>,
+    scratch_params: Vec<(&'a [u8], RawRef)>,
+    scratch_annots: Vec<Annot<'a>>,
+    scratch_tags: Vec<u32>,
+    /// Each entry's raw type reference (`DW_AT_type`, element or return type), by entry.
+    pub(super) raw_refs: Vec<RawRef>,
+    /// Each FUNC_PROTO parameter's raw type, by index in `out.params`.
+    pub(super) param_refs: Vec<RawRef>,
+    /// Small id by local reference value, filled as entries are added.
+    pub(super) offset_to_id: FxHashMap<u32, u32>,
+    /// DIEs that take no slot and stand for another type, by local reference value: atomic
+    /// types (their raw `DW_AT_type`) and declarations that name a type unit's type
+    /// (`DW_AT_signature`).
+    pub(super) aliases: FxHashMap<u32, RawRef>,
+    /// Those DIEs in DIE order.
+    pub(super) alias_order: Vec<u32>,
+    /// Entries that take their name from a `DW_AT_specification`: (entry index, reference).
+    pub(super) specs: Vec<(usize, u32)>,
+    /// Enums with a `DW_AT_type`: (entry index, reference to their underlying type).
+    pub(super) enum_signed: Vec<(usize, u32)>,
+    frames: Vec<Frame<'a>>,
+}
+
+impl<'a, 'd> Walker<'a, 'd> {
+    /// A walker of `cu`'s DIEs with nothing decoded yet.
+    pub(super) fn new(
+        dwarf: &'d gimli::Dwarf<R<'a>>,
+        units: &'d UnitIndex<'a>,
+        cu: &'d Cu<'a>,
+        features: &'d Features,
+    ) -> Self {
+        Walker {
+            cu,
+            foreign: None,
+            foreign_units: FxHashMap::default(),
+            units,
+            abbrev_leaves_unit: Vec::new(),
+            dwarf,
+            features,
+            out: CuTypes::default(),
+            raw_members: Vec::new(),
+            scratch_members: Vec::new(),
+            scratch_values: Vec::new(),
+            scratch_dims: Vec::new(),
+            scratch_params: Vec::new(),
+            scratch_annots: Vec::new(),
+            scratch_tags: Vec::new(),
+            raw_refs: Vec::new(),
+            param_refs: Vec::new(),
+            offset_to_id: FxHashMap::default(),
+            aliases: FxHashMap::default(),
+            alias_order: Vec::new(),
+            specs: Vec::new(),
+            enum_signed: Vec::new(),
+            frames: Vec::new(),
+        }
+    }
+}
+
+// gimli's constants are lower-case-named; matching on them trips the style lint.
+#[allow(non_upper_case_globals)]
+fn is_interesting(tag: DwTag) -> bool {
+    use gimli::constants::*;
+    !matches!(
+        tag,
+        DW_TAG_formal_parameter
+            | DW_TAG_variable
+            | DW_TAG_call_site
+            | DW_TAG_call_site_parameter
+            | DW_TAG_GNU_call_site
+            | DW_TAG_GNU_call_site_parameter
+            | DW_TAG_label
+            | DW_TAG_dwarf_procedure
+            | DW_TAG_subprogram
+            | DW_TAG_lexical_block
+            | DW_TAG_inlined_subroutine
+            | DW_TAG_compile_unit
+    )
+}
+
+/// `DW_TAG_GNU_annotation` (GCC 16+).
+const DW_TAG_GNU_ANNOTATION: DwTag = DwTag(0x6001);
+/// `DW_TAG_LLVM_annotation` (clang's btf_type_tag / btf_decl_tag).
+const DW_TAG_LLVM_ANNOTATION: DwTag = DwTag(0x6000);
+
+impl<'a> Walker<'a, '_> {
+    /// Walks the CU's DIEs, in DIE order.
+    pub(super) fn walk(&mut self) -> Result<(), DecodeError> {
+        let cu = self.cu;
+        let raw = cu.header.entries_raw(&cu.abbrevs, None)?;
+        self.walk_entries(raw, false)
+    }
+
+    /// Walks the CU (`subtree` false) or the subtree of one imported DIE (true), whose DIEs
+    /// are imported as they are met so that references to them resolve.
+    pub(super) fn walk_entries(
+        &mut self,
+        mut raw: EntriesRaw<'_, R<'a>>,
+        subtree: bool,
+    ) -> Result<(), DecodeError> {
+        let mut attrs_buf = Vec::new();
+        let mut first = true;
+        let mut skip_below: Option<isize> = None;
+        while !raw.is_empty() {
+            let depth = raw.next_depth();
+            if subtree && !first && depth <= 0 {
+                break;
+            }
+            first = false;
+            let unit_offset = raw.next_offset().0;
+            let Some(abbrev) = raw.read_abbreviation()? else {
+                continue;
+            };
+            if skip_below.is_some_and(|d| depth > d) {
+                raw.skip_attributes(abbrev.attributes())?;
+                continue;
+            }
+            skip_below = None;
+            // The CU's own DIEs are their unit offsets; an imported subtree's are imports.
+            let offset = if subtree {
+                self.local_of_unit_offset(unit_offset)?
+            } else {
+                unit_offset as u32
+            };
+            if subtree && !self.out.imports.mark_walked(offset) {
+                // Walked already, as an import or inside an earlier one.
+                raw.skip_attributes(abbrev.attributes())?;
+                if abbrev.has_children() {
+                    skip_below = Some(depth);
+                }
+                continue;
+            }
+            self.close_frames(depth)?;
+            let tag = abbrev.tag();
+            let in_proto = matches!(
+                self.frames.last().map(|f| &f.kind),
+                Some(FrameKind::FuncProto { .. })
+            );
+            if !subtree {
+                if tag == gimli::DW_TAG_subprogram {
+                    self.out.subprograms.push(offset);
+                } else if tag == gimli::DW_TAG_variable && depth == 1 {
+                    self.out.variables.push(offset);
+                }
+            }
+            if tag == gimli::DW_TAG_imported_unit {
+                raw.read_attributes(abbrev.attributes(), &mut attrs_buf)?;
+                self.import_unit(&attrs_buf, offset)?;
+                if abbrev.has_children() {
+                    self.push_frame(depth, offset, FrameKind::Other, None, VOID, None);
+                }
+                continue;
+            }
+            let proto_param = in_proto && tag == gimli::DW_TAG_formal_parameter;
+            if !(is_interesting(tag) || proto_param) {
+                let function_part = matches!(
+                    tag,
+                    gimli::DW_TAG_subprogram | gimli::DW_TAG_formal_parameter
+                );
+                if (subtree && function_part) || (!subtree && self.leaves_unit(abbrev)) {
+                    // Functions and variables read these later: import them now.
+                    raw.read_attributes(abbrev.attributes(), &mut attrs_buf)?;
+                    self.import_types_of(&attrs_buf, offset, function_part)?;
+                } else {
+                    raw.skip_attributes(abbrev.attributes())?;
+                }
+                if abbrev.has_children() {
+                    self.push_frame(depth, offset, FrameKind::Other, None, VOID, None);
+                }
+                continue;
+            }
+            raw.read_attributes(abbrev.attributes(), &mut attrs_buf)?;
+            let attrs = self.read_attrs(&attrs_buf, offset)?;
+            self.on_die(tag, abbrev.has_children(), depth, offset, attrs)?;
+        }
+        // Every frame, even one opened at a negative depth (more null entries than parents,
+        // in malformed DWARF), gets its entry.
+        self.close_frames(isize::MIN)?;
+        Ok(())
+    }
+
+    /// An error about the DIE with local reference value `offset`.
+    pub(super) fn err(&self, offset: u32, reason: impl Into<String>) -> DecodeError {
+        DecodeError {
+            die_offset: self.out.die_offset(offset, self.cu.offset as u64),
+            reason: reason.into(),
+        }
+    }
+
+    fn push_frame(
+        &mut self,
+        depth: isize,
+        offset: u32,
+        kind: FrameKind,
+        pending: Option<Entry<'a>>,
+        ty: RawRef,
+        spec: Option<u32>,
+    ) {
+        self.frames.push(Frame {
+            depth,
+            offset,
+            kind,
+            pending,
+            ty,
+            spec,
+        });
+    }
+
+    fn close_frames(&mut self, depth: isize) -> Result<(), DecodeError> {
+        while self.frames.last().is_some_and(|f| f.depth >= depth) {
+            let f = self.frames.pop().expect("checked non-empty");
+            if let Some(pending) = f.pending {
+                self.finish_entry(f.offset, f.kind, pending, f.ty, f.spec);
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends a type entry and records its DIE offset; returns its small id.
+    fn add_entry(&mut self, offset: u32, entry: Entry<'a>, raw_ref: RawRef) -> u32 {
+        self.out.entries.push(entry);
+        self.out.dies.push(offset);
+        self.raw_refs.push(raw_ref);
+        let id = self.out.entries.len() as u32;
+        self.offset_to_id.insert(offset, id);
+        id
+    }
+
+    /// Completes a type entry from what its children left on the scratch stacks.
+    fn finish_entry(
+        &mut self,
+        offset: u32,
+        kind: FrameKind,
+        mut entry: Entry<'a>,
+        ty: RawRef,
+        spec: Option<u32>,
+    ) {
+        let mut raw_ref = ty;
+        match (&mut entry, kind) {
+            (
+                Entry::Composite {
+                    members, annots, ..
+                },
+                FrameKind::Composite {
+                    members_start,
+                    annots_start,
+                    ..
+                },
+            ) => {
+                *members = drain_into(
+                    &mut self.scratch_members,
+                    members_start,
+                    &mut self.raw_members,
+                );
+                *annots = drain_into(&mut self.scratch_annots, annots_start, &mut self.out.annots);
+            }
+            (Entry::Typedef { annots, .. }, FrameKind::Typedef { annots_start }) => {
+                *annots = drain_into(&mut self.scratch_annots, annots_start, &mut self.out.annots);
+            }
+            (Entry::Enum { values, .. }, FrameKind::Enum { values_start }) => {
+                *values = drain_into(
+                    &mut self.scratch_values,
+                    values_start,
+                    &mut self.out.enumerators,
+                );
+            }
+            (Entry::Array { nelems, .. }, FrameKind::Array { dims_start }) => {
+                *nelems = self.scratch_dims[dims_start..]
+                    .iter()
+                    .fold(1u32, |acc, &d| acc.wrapping_mul(d));
+                self.scratch_dims.truncate(dims_start);
+            }
+            (
+                Entry::FuncProto {
+                    params, varargs, ..
+                },
+                FrameKind::FuncProto {
+                    params_start,
+                    varargs: v,
+                },
+            ) => {
+                let start = self.out.params.len() as u32;
+                for (name, r) in self.scratch_params.drain(params_start..) {
+                    self.out.params.push((name, 0));
+                    self.param_refs.push(r);
+                }
+                *params = start..self.out.params.len() as u32;
+                *varargs = v;
+            }
+            (Entry::Modifier { .. }, FrameKind::Pointer { tags_start }) => {
+                // PTR → tagN → … → tag1 → pointee (tags were added in child order).
+                let tags: Vec<u32> = self.scratch_tags.drain(tags_start..).collect();
+                if let Some(&last) = tags.last() {
+                    let mut pointee = ty;
+                    for &tag_id in &tags {
+                        self.raw_refs[tag_id as usize - 1] = pointee;
+                        pointee = tag_id | RESOLVED;
+                    }
+                    raw_ref = last | RESOLVED;
+                }
+            }
+            (Entry::Array { nelems, .. }, _) => *nelems = 0,
+            _ => {}
+        }
+        let id = self.add_entry(offset, entry, raw_ref);
+        if let Some(spec) = spec {
+            self.specs.push((id as usize - 1, spec));
+        }
+    }
+
+    #[allow(non_upper_case_globals)]
+    fn on_die(
+        &mut self,
+        tag: DwTag,
+        has_children: bool,
+        depth: isize,
+        offset: u32,
+        a: Attrs<'a>,
+    ) -> Result<(), DecodeError> {
+        use gimli::constants::*;
+        let ty = a.ty.unwrap_or(VOID);
+        if let Some(target) = a.signature {
+            // A declaration standing for a type unit's type (gcc's skeletons): no slot.
+            self.add_alias(offset, target);
+            if has_children {
+                self.push_frame(depth, offset, FrameKind::Other, None, VOID, None);
+            }
+            return Ok(());
+        }
+        let (kind, pending): (FrameKind, Option<Entry<'a>>) = match tag {
+            DW_TAG_base_type => (
+                FrameKind::Other,
+                Some(Entry::Base {
+                    name: a.name,
+                    byte_size: a.byte_size as u32,
+                    encoding: a.encoding,
+                }),
+            ),
+            DW_TAG_pointer_type => (
+                FrameKind::Pointer {
+                    tags_start: self.scratch_tags.len(),
+                },
+                Some(Entry::Modifier {
+                    kind: Kind::Ptr,
+                    ty: 0,
+                }),
+            ),
+            DW_TAG_const_type | DW_TAG_volatile_type | DW_TAG_restrict_type => {
+                let kind = match tag {
+                    DW_TAG_const_type => Kind::Const,
+                    DW_TAG_volatile_type => Kind::Volatile,
+                    _ => Kind::Restrict,
+                };
+                (FrameKind::Other, Some(Entry::Modifier { kind, ty: 0 }))
+            }
+            DW_TAG_typedef => (
+                FrameKind::Typedef {
+                    annots_start: self.scratch_annots.len(),
+                },
+                Some(Entry::Typedef {
+                    name: a.name,
+                    ty: 0,
+                    annots: 0..0,
+                }),
+            ),
+            DW_TAG_structure_type
+            | DW_TAG_class_type
+            | DW_TAG_interface_type
+            | DW_TAG_union_type => {
+                let union = tag == DW_TAG_union_type;
+                (
+                    FrameKind::Composite {
+                        union,
+                        members_start: self.scratch_members.len(),
+                        annots_start: self.scratch_annots.len(),
+                        member_idx: 0,
+                    },
+                    Some(Entry::Composite {
+                        union,
+                        name: a.name,
+                        size: a.byte_size as u32,
+                        declaration: a.declaration,
+                        members: 0..0,
+                        annots: 0..0,
+                    }),
+                )
+            }
+            DW_TAG_enumeration_type => {
+                if let Some(base) = a.ty {
+                    self.enum_signed.push((self.out.entries.len(), base));
+                }
+                let byte_size = if a.byte_size == 0 {
+                    4
+                } else {
+                    a.byte_size as u32
+                };
+                (
+                    FrameKind::Enum {
+                        values_start: self.scratch_values.len(),
+                    },
+                    Some(Entry::Enum {
+                        name: a.name,
+                        byte_size,
+                        signed: false,
+                        values: 0..0,
+                    }),
+                )
+            }
+            DW_TAG_array_type => (
+                FrameKind::Array {
+                    dims_start: self.scratch_dims.len(),
+                },
+                Some(Entry::Array { elem: 0, nelems: 0 }),
+            ),
+            DW_TAG_subroutine_type => (
+                FrameKind::FuncProto {
+                    params_start: self.scratch_params.len(),
+                    varargs: false,
+                },
+                Some(Entry::FuncProto {
+                    ret: 0,
+                    params: 0..0,
+                    varargs: false,
+                }),
+            ),
+            DW_TAG_unspecified_type => {
+                // pahole leaves it out of the table; references to it become void.
+                self.offset_to_id.insert(offset, 0);
+                (FrameKind::Other, None)
+            }
+            DW_TAG_atomic_type => {
+                // No slot: resolve_aliases maps it to the type it qualifies.
+                self.add_alias(offset, ty);
+                self.out.dropped_atomics.push((offset, 0));
+                (FrameKind::Other, None)
+            }
+            DW_TAG_reference_type
+            | DW_TAG_rvalue_reference_type
+            | DW_TAG_ptr_to_member_type
+            | DW_TAG_string_type => (FrameKind::Other, Some(Entry::Unsupported { tag })),
+            DW_TAG_member | DW_TAG_inheritance => {
+                let kind = self.on_member(&a);
+                (kind, None)
+            }
+            DW_TAG_enumerator => {
+                if let Some(FrameKind::Enum { .. }) = self.frames.last().map(|f| &f.kind) {
+                    self.scratch_values.push((a.name, a.const_value));
+                }
+                (FrameKind::Other, None)
+            }
+            DW_TAG_subrange_type => {
+                if let Some(FrameKind::Array { .. }) = self.frames.last().map(|f| &f.kind) {
+                    let n = match (a.upper_bound, a.count) {
+                        (Some(ub), _) => ub.wrapping_add(1),
+                        (None, Some(c)) => c,
+                        _ => 0,
+                    };
+                    self.scratch_dims.push(n as u32);
+                }
+                (FrameKind::Other, None)
+            }
+            DW_TAG_formal_parameter => {
+                self.scratch_params.push((a.name, ty));
+                (FrameKind::Other, None)
+            }
+            DW_TAG_unspecified_parameters => {
+                if let Some(FrameKind::FuncProto { varargs, .. }) =
+                    self.frames.last_mut().map(|f| &mut f.kind)
+                {
+                    *varargs = true;
+                }
+                (FrameKind::Other, None)
+            }
+            DW_TAG_LLVM_ANNOTATION | DW_TAG_GNU_ANNOTATION => {
+                self.on_annotation(offset, &a);
+                (FrameKind::Other, None)
+            }
+            _ => (FrameKind::Other, None),
+        };
+        match pending {
+            Some(p) if has_children => {
+                self.push_frame(depth, offset, kind, Some(p), ty, a.specification)
+            }
+            Some(p) => self.finish_entry(offset, kind, p, ty, a.specification),
+            None if has_children => self.push_frame(depth, offset, kind, None, VOID, None),
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// A `DW_TAG_member`: recorded on the enclosing composite; returns the frame kind for its
+    /// children (annotations, which become decl tags with the member's index).
+    fn on_member(&mut self, a: &Attrs<'a>) -> FrameKind {
+        let Some(Frame {
+            kind: FrameKind::Composite {
+                union, member_idx, ..
+            },
+            ..
+        }) = self.frames.last_mut()
+        else {
+            return FrameKind::Other;
+        };
+        let component = *member_idx;
+        *member_idx += 1;
+        let is_static = a.data_bit_offset.is_none() && a.member_location.is_none() && !*union;
+        self.scratch_members.push(RawMember {
+            name: a.name,
+            ty: a.ty.unwrap_or(VOID),
+            byte_offset: a.member_location.unwrap_or(0),
+            data_bit_offset: a.data_bit_offset,
+            dw_bit_offset: a.bit_offset,
+            bit_size: a.bit_size,
+            byte_size: a.byte_size,
+            is_static,
+        });
+        FrameKind::Member { component }
+    }
+
+    /// A `DW_TAG_LLVM_annotation` child: a type tag of a pointer, or a decl tag of a struct,
+    /// union, member or typedef.
+    fn on_annotation(&mut self, offset: u32, a: &Attrs<'a>) {
+        let parent = self.frames.last().map(|f| &f.kind);
+        match (a.name, parent) {
+            (b"btf_type_tag", Some(FrameKind::Pointer { .. })) if self.features.type_tag => {
+                let id = self.add_entry(
+                    offset,
+                    Entry::TypeTag {
+                        value: a.const_str,
+                        ty: 0,
+                    },
+                    VOID,
+                );
+                self.scratch_tags.push(id);
+            }
+            (b"btf_decl_tag", Some(parent)) if self.features.decl_tag => {
+                let component = match parent {
+                    FrameKind::Composite { .. } | FrameKind::Typedef { .. } => -1,
+                    FrameKind::Member { component } => *component,
+                    _ => return,
+                };
+                self.scratch_annots.push(Annot {
+                    value: a.const_str,
+                    component,
+                });
+            }
+            _ => {}
+        }
+    }
+    /// Records a DIE that takes no slot and stands for the type `target` refers to.
+    fn add_alias(&mut self, offset: u32, target: RawRef) {
+        self.aliases.insert(offset, target);
+        self.alias_order.push(offset);
+    }
+}
+
+fn drain_into<T>(scratch: &mut Vec<T>, start: usize, out: &mut Vec<T>) -> Range<u32> {
+    let first = out.len() as u32;
+    out.extend(scratch.drain(start..));
+    first..out.len() as u32
+}
