@@ -17,7 +17,7 @@
 //! BTF has no atomic qualifier, so, as LLVM's BPF backend does, the qualifier is dropped. An
 //! atomic DIE takes no table slot; before references are resolved it is mapped to the small
 //! id of the type it qualifies (through chains of atomics; a cycle of them is an error), so
-//! every reference to it, including the lookups of `functions.rs` and `variables.rs` through
+//! every reference to it, including the lookups of `functions/` and `variables.rs` through
 //! [`CuTypes::type_id_of`], sees the unqualified type. [`CuTypes::dropped_atomics`] lists them
 //! for the `-V` notes.
 //!
