@@ -35,7 +35,7 @@ use crate::config::{Config, Output};
 use crate::dedup::{dedup_store, store_with_base, DedupOptions};
 use crate::dwarf::foreign::UnitIndex;
 use crate::dwarf::units::{unit_headers_releasing, DebugSections};
-use crate::encode::chunk::{Chunk, EncodeContext, FoundFunction};
+use crate::encode::chunk::{Chunk, EncodeContext, EncodeWatch, FoundFunction};
 use crate::encode::concat::append_chunk;
 use crate::encode::variables::{PendingSecinfo, VarEncoder};
 use crate::error::{Error, Result};
@@ -266,7 +266,7 @@ pub fn encode(
         prescanned: Default::default(),
         verbose: config.verbose,
         release: &release,
-        watch,
+        watch: watch.map(|w| w as &dyn EncodeWatch),
     };
     if let Some((index, types)) = ctx.find_index_cu()? {
         ctx.index_cu = Some(index);
@@ -295,18 +295,21 @@ pub fn encode(
             config,
             (dst, store),
             &merge,
+            watch,
         ),
         Design::Dashmap => encode_with::<table::dashmap::DashmapTable<FuncSummary>>(
             &ctx,
             config,
             (dst, store),
             &merge,
+            watch,
         ),
         Design::SaveMerge => encode_with::<table::save_merge::SaveMergeTable<FuncSummary>>(
             &ctx,
             config,
             (dst, store),
             &merge,
+            watch,
         ),
     }?;
     let Merged {
@@ -423,6 +426,7 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     config: &Config,
     (dst, store): (Btf, Store),
     merge: &Merge<'_>,
+    watch: Option<&dyn FuncWatch>,
 ) -> Result<Merged> {
     let n_cus = ctx.headers.len();
     let batches: Vec<Range<usize>> = (0..n_cus)
@@ -464,7 +468,7 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                 let mut saver = table.saver(owner as u32);
                 let mut save = |found: FoundFunction<'_, 'a>| {
                     let entry = found.entry;
-                    let watch = ctx.watch.filter(|w| w.watches(found.elf.name.as_bytes()));
+                    let watch = watch.filter(|w| w.watches(found.elf.name.as_bytes()));
                     let instance = save_instance(found);
                     if let Some(watch) = watch {
                         watch.saved(&instance);

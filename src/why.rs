@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use crate::btf::read;
 use crate::config::Config;
 use crate::dwarf::functions::{Param, ParamLoc};
-use crate::encode::chunk::{NotSaved, SeenFunction};
+use crate::encode::chunk::{EncodeWatch, NotSaved, SeenFunction};
 use crate::error::Result;
 use crate::functions::final_pass::{Decision, SkipReason};
 use crate::functions::instance::{dwarf_flags, flags, FuncInstance};
@@ -513,7 +513,7 @@ struct Watcher {
     seen: Mutex<Seen>,
 }
 
-impl FuncWatch for Watcher {
+impl EncodeWatch for Watcher {
     fn watches(&self, name: &[u8]) -> bool {
         self.names.binary_search_by(|n| n[..].cmp(name)).is_ok()
     }
@@ -527,7 +527,9 @@ impl FuncWatch for Watcher {
         let record = describe(f);
         self.lock().dwarf.entry(name).or_default().push(record);
     }
+}
 
+impl FuncWatch for Watcher {
     fn saved(&self, instance: &FuncInstance) {
         self.lock()
             .saved_flags

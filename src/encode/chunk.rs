@@ -2,7 +2,7 @@
 //!
 //! Per CU, in pahole's order: the types table (then the synthetic `int` and decl tags), the
 //! function instances (saved into the shared function table, strings added to the chunk), the
-//! variables (VAR + decl tags; their DATASEC entries are buffered). A function watcher is
+//! variables (VAR + decl tags; their DATASEC entries are buffered). An [`EncodeWatch`] is
 //! shown every DWARF function of the names it watches, saved or not. Under `-V`, a CU's notes
 //! (dropped `_Atomic` qualifiers, then the variables' messages) join the chunk's messages,
 //! which the pipeline prints in CU order. Type ids are local to the chunk; [`super::concat`]
@@ -24,7 +24,6 @@ use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError};
 use crate::dwarf::units::{Cu, R};
 use crate::dwarf::variables::decode_cu_variables;
 use crate::error::{Error, Result};
-use crate::functions::watch::FuncWatch;
 use crate::input::arch::Arch;
 use crate::input::symbols::{ElfFunction, ElfFunctions};
 use crate::stats::{timed, WorkerTimes};
@@ -64,7 +63,7 @@ pub struct EncodeContext<'a, 'd> {
     /// Called with the `.debug_info` range of each finished CU (to release its pages).
     pub release: &'d (dyn Fn(Range<usize>) + Sync),
     /// Shown every DWARF function of the names it watches.
-    pub watch: Option<&'d dyn FuncWatch>,
+    pub watch: Option<&'d dyn EncodeWatch>,
 }
 
 /// A DWARF function with an ELF symbol of its name, found while encoding a CU: what the
@@ -99,8 +98,8 @@ pub enum NotSaved {
     NoElfSymbol,
 }
 
-/// A DWARF function as a CU's encoding met it, and whether it was saved: what a
-/// [`FuncWatch`] is shown.
+/// A DWARF function as a CU's encoding met it, and whether it was saved: what an
+/// [`EncodeWatch`] is shown.
 pub struct SeenFunction<'f, 'a> {
     /// The input's DWARF.
     pub dwarf: &'f gimli::Dwarf<R<'a>>,
@@ -114,6 +113,19 @@ pub struct SeenFunction<'f, 'a> {
     pub info: &'f FunctionInfo<'a>,
     /// The ELF function's index it was saved under, or why it was not saved.
     pub saved: std::result::Result<u32, NotSaved>,
+}
+
+/// The encode stage's hook for a watcher of chosen functions (`dwarf2btf why`): the DWARF
+/// functions of the names it watches, as each CU's encoding meets them. The encode stage
+/// defines it so that it depends on no later stage; the functions stage's watcher extends it
+/// with what that stage decides. Workers call it concurrently.
+pub trait EncodeWatch: Sync {
+    /// Whether functions named `name` (a DWARF name; an ELF name without its suffix) are
+    /// watched.
+    fn watches(&self, name: &[u8]) -> bool;
+
+    /// A DWARF subprogram of a watched name, as decoded in its CU, and whether it was saved.
+    fn seen(&self, function: &SeenFunction<'_, '_>);
 }
 
 /// A batch of CUs, encoded.

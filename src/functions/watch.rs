@@ -1,21 +1,16 @@
 //! The hooks through which a caller watches chosen functions go through a normal encoding run
-//! (`dwarf2btf why`): every DWARF subprogram of a watched name and what became of it, every
-//! instance saved, and the final pass's decision. The run's own code calls them at the points
-//! where it decides, so what a watcher reports is what the run did.
+//! (`dwarf2btf why`): every DWARF subprogram of a watched name and what became of it (the
+//! encode stage's [`EncodeWatch`], which this trait extends), every instance saved, and the
+//! final pass's decision. The run's own code calls them at the points where it decides, so
+//! what a watcher reports is what the run did.
 
-use crate::encode::chunk::SeenFunction;
+use crate::encode::chunk::EncodeWatch;
 use crate::functions::final_pass::Decision;
 use crate::functions::instance::FuncInstance;
 
-/// A watcher of the functions of some names. Workers call it concurrently.
-pub trait FuncWatch: Sync {
-    /// Whether functions named `name` (a DWARF name; an ELF name without its suffix) are
-    /// watched.
-    fn watches(&self, name: &[u8]) -> bool;
-
-    /// A DWARF subprogram of a watched name, as decoded in its CU, and whether it was saved.
-    fn seen(&self, function: &SeenFunction<'_, '_>);
-
+/// A watcher of the functions of some names, from the DWARF subprograms the encode stage meets
+/// ([`EncodeWatch`]) to the final pass's decision. Workers call it concurrently.
+pub trait FuncWatch: EncodeWatch {
     /// An instance saved of a watched function (its type ids are chunk-local).
     fn saved(&self, instance: &FuncInstance);
 
