@@ -204,8 +204,8 @@ impl<'a> Decoder<'a, '_> {
                 None => {
                     return Err(self.err(
                         src_off,
-                        "variable type is not a reference into its CU (DW_FORM_ref_addr \
-                         across CUs, DW_FORM_ref_sig8) and is not supported",
+                        "variable type (DW_AT_type): not a reference, or a reference into \
+                         another unit that this unit does not import",
                     ))
                 }
             },
