@@ -440,10 +440,11 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     // Batches in flight beyond what the CPUs can run add memory, not speed: workers past
     // 2×CPUs+2 batches ahead of the merge wait (RSS stays flat from -j2 to -j64).
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let window = Window::new(2 * jobs.min(cpus) + 2);
+    let window = Gate::new(2 * jobs.min(cpus) + 2);
     // More workers than CPUs encoding at once only interleave more batches' working sets:
-    // every worker stays an owner and takes batches, but at most one per CPU encodes at a time.
-    let turns = Turns::new(jobs.min(cpus));
+    // every worker stays an owner and takes batches, but at most one per CPU encodes at a
+    // time, lowest batches first (the merge takes them in order).
+    let turns = Gate::new(jobs.min(cpus));
     let (tx, rx) = mpsc::channel::<(usize, Owner, Result<Chunk>)>();
     let mut merged = Merged {
         btf: dst,
@@ -482,7 +483,7 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                     }
                     window.wait_for(b);
                     let chunk = {
-                        let _turn = turns.take();
+                        let _turn = Turn::take(turns, b);
                         ctx.encode_batch(batches[b].clone(), b as u32, &mut save)
                     };
                     if tx.send((b, owner as Owner, chunk)).is_err() {
@@ -504,6 +505,7 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                     Err(e) => {
                         failed.store(true, Ordering::Relaxed);
                         window.release_all();
+                        turns.release_all();
                         return Err(e);
                     }
                 };
@@ -574,32 +576,60 @@ fn table_stats(
     stats
 }
 
-/// Lets workers run at most `size` batches ahead of the merge (bounds memory).
-struct Window {
+/// Lets batch `b` through once `b < passed + size`, `passed` only growing. The batch window
+/// (passed: batches merged) and the encoding turns (passed: encodes finished) are such gates.
+/// A waiter sleeps on its batch's slot, so an advance wakes only the batches it lets through:
+/// with 64 workers on 2 CPUs, waking every waiter at every step burnt a tenth of the CPU.
+struct Gate {
     size: usize,
-    merged: Mutex<usize>,
-    cond: Condvar,
+    passed: Mutex<usize>,
+    slots: Box<[Condvar]>,
 }
 
-impl Window {
+/// Condition variables of a [`Gate`]; batch `b` waits on slot `b % GATE_SLOTS`.
+const GATE_SLOTS: usize = 64;
+
+impl Gate {
     fn new(size: usize) -> Self {
-        Window {
+        Gate {
             size,
-            merged: Mutex::new(0),
-            cond: Condvar::new(),
+            passed: Mutex::new(0),
+            slots: (0..GATE_SLOTS).map(|_| Condvar::new()).collect(),
         }
     }
 
     fn wait_for(&self, batch: usize) {
-        let mut merged = self.merged.lock();
-        while batch >= *merged + self.size {
-            self.cond.wait(&mut merged);
+        let mut passed = self.passed.lock();
+        while batch >= *passed + self.size {
+            self.slots[batch % GATE_SLOTS].wait(&mut passed);
         }
     }
 
-    fn advance(&self, merged: usize) {
-        *self.merged.lock() = merged;
-        self.cond.notify_all();
+    /// Raises `passed` to `to` (if higher) and wakes the batches that lets through.
+    fn advance(&self, to: usize) {
+        let from = {
+            let mut passed = self.passed.lock();
+            if to <= *passed {
+                return;
+            }
+            std::mem::replace(&mut *passed, to)
+        };
+        let through = from.saturating_add(self.size)..to.saturating_add(self.size);
+        if through.len() >= GATE_SLOTS {
+            self.slots.iter().for_each(|c| {
+                c.notify_all();
+            });
+        } else {
+            through.for_each(|b| {
+                self.slots[b % GATE_SLOTS].notify_all();
+            });
+        }
+    }
+
+    /// Raises `passed` by one.
+    fn advance_one(&self) {
+        let to = *self.passed.lock() + 1;
+        self.advance(to);
     }
 
     fn release_all(&self) {
@@ -607,38 +637,19 @@ impl Window {
     }
 }
 
-/// A counting semaphore: at most `n` holders of a turn at once.
-struct Turns {
-    free: Mutex<usize>,
-    cond: Condvar,
-}
+/// A turn to encode, taken from a [`Gate`] of encodes finished; given back when dropped.
+struct Turn<'g>(&'g Gate);
 
-/// A held turn, given back when dropped.
-struct Turn<'t>(&'t Turns);
-
-impl Turns {
-    fn new(n: usize) -> Self {
-        Turns {
-            free: Mutex::new(n.max(1)),
-            cond: Condvar::new(),
-        }
-    }
-
-    /// Waits for a free turn.
-    fn take(&self) -> Turn<'_> {
-        let mut free = self.free.lock();
-        while *free == 0 {
-            self.cond.wait(&mut free);
-        }
-        *free -= 1;
-        Turn(self)
+impl<'g> Turn<'g> {
+    fn take(turns: &'g Gate, batch: usize) -> Self {
+        turns.wait_for(batch);
+        Turn(turns)
     }
 }
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
-        *self.0.free.lock() += 1;
-        self.0.cond.notify_one();
+        self.0.advance_one();
     }
 }
 
