@@ -72,6 +72,12 @@ pub(crate) fn equal_common(a: &[u32], b: &[u32]) -> bool {
     a[0] == b[0] && a[1] == b[1] && a[2] == b[2]
 }
 
+/// `btf_equal_typedef`: name and info.
+#[inline]
+pub(crate) fn equal_typedef(a: &[u32], b: &[u32]) -> bool {
+    a[0] == b[0] && a[1] == b[1]
+}
+
 /// `btf_equal_int_tag`. Both records must carry a fourth word when the common part is equal.
 pub(crate) fn equal_int_tag(a: &[u32], b: &[u32]) -> bool {
     equal_common(a, b) && a[3] == b[3]
@@ -102,6 +108,18 @@ pub(crate) fn compat_enum(a: &[u32], b: &[u32]) -> bool {
         return equal_enum(a, b);
     }
     a[0] == b[0] && is_any_enum(a) && is_any_enum(b)
+}
+
+/// `btf_shallow_equal_struct`: common fields and each member's name and offset.
+pub(crate) fn shallow_equal_struct(a: &[u32], b: &[u32]) -> bool {
+    if !equal_common(a, b) {
+        return false;
+    }
+    let n = vlen(a);
+    a[3..3 + 3 * n]
+        .chunks_exact(3)
+        .zip(b[3..3 + 3 * n].chunks_exact(3))
+        .all(|(x, y)| x[0] == y[0] && x[2] == y[2])
 }
 
 /// `btf_equal_array`: exact, referenced ids included.

@@ -265,34 +265,31 @@ fn check_own(btf: &Btf, threads: usize) -> Result<()> {
     Ok(())
 }
 
-/// A store of `void` and every record of `btf`'s base (all levels flattened), to which
+/// A store of `void` and every record of `btf`'s base (all levels flattened, raw), to which
 /// `btf`'s own records can be pushed for [`dedup_store`]. The base records are checked as
-/// [`dedup`] checks them.
+/// [`dedup`] checks them: equivalence checks walk into the base.
 pub fn store_with_base(btf: &Btf) -> Result<Store> {
-    let mut store = Store::new();
-    push_base(btf, &mut store)?;
-    Ok(store)
-}
-
-/// Pushes every base record, all levels flattened, into `store` (after its `void`), with the
-/// checks of [`check_own`]: equivalence checks walk into the base.
-fn push_base(btf: &Btf, store: &mut Store) -> Result<()> {
     let Some(base) = btf.base() else {
-        return Ok(());
+        return Ok(Store::new());
     };
     let cnt = base.type_cnt();
     let mut levels = vec![base];
     while let Some(below) = levels.last().and_then(|b| b.base()) {
         levels.push(below);
     }
+    let words: usize = levels.iter().map(|l| l.type_words().len()).sum();
+    let mut flat = Vec::with_capacity(3 + words);
+    flat.extend_from_slice(&[0u32; 3]);
+    let mut offs = Vec::with_capacity(cnt as usize);
+    offs.push(0);
     for level in levels.into_iter().rev() {
         for (i, t) in level.own_types().enumerate() {
-            let id = level.start_id() + i as u32;
-            check_record(id, t.words, cnt)?;
-            store.push(t.words)?;
+            check_record(level.start_id() + i as u32, t.words, cnt)?;
+            offs.push(flat.len() as u32);
+            flat.extend_from_slice(t.words);
         }
     }
-    Ok(())
+    Ok(Store::with_base(flat, offs))
 }
 
 fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {

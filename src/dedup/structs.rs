@@ -65,20 +65,18 @@ impl Dedup {
         {
             return Ok(());
         }
-        // Templates hold name, info, size and each member's name and offset: equal
-        // templates are libbpf's shallow equality (`btf_equal_typedef` for typedefs, whose
-        // template is their name and info), and the hashes read only template words.
-        let t = self.types.rec(id);
-        let h = if k == kind::TYPEDEF {
-            hash::hash_typedef(t.tpl())
+        // The hashes and the shallow comparisons read no id field, so they take the
+        // records' templates.
+        let t = self.types.rec(id).tpl();
+        let (h, shallow): (u64, fn(&[u32], &[u32]) -> bool) = if k == kind::TYPEDEF {
+            (hash::hash_typedef(t), hash::equal_typedef)
         } else {
-            hash::hash_struct(t.tpl())
+            (hash::hash_struct(t), hash::shallow_equal_struct)
         };
-        let key = t.key();
         let mut new_id = id;
         let mut cur = self.table.cursor(h);
         while let Some(c) = self.table.next(&mut cur, h) {
-            if self.types.rec(c).key() != key {
+            if !shallow(self.types.rec(id).tpl(), self.types.rec(c).tpl()) {
                 continue;
             }
             self.clear_hypot_map();
@@ -269,9 +267,9 @@ impl Walk<'_> {
                 Step::Yes
             }
             kind::STRUCT | kind::UNION => {
-                // btf_shallow_equal_struct is template equality; then the member types, queued
-                // from the last.
-                if cr.key() != kr.key() {
+                // btf_shallow_equal_struct (no id field), then the member types, queued from
+                // the last.
+                if !hash::shallow_equal_struct(ct, kt) {
                     return Ok(Step::No);
                 }
                 for i in (0..vlen(ct)).rev() {
@@ -357,7 +355,7 @@ impl Walk<'_> {
                     true
                 }
                 kind::STRUCT | kind::UNION => {
-                    if r1.key() != r2.key() {
+                    if !hash::shallow_equal_struct(t1, t2) {
                         return Ok(false);
                     }
                     self.all_identical(r1, r2, 0..vlen(t1), depth)?

@@ -40,9 +40,13 @@ const SHORT_NUMBERS: u32 = 1 << NUMBER_BITS;
 /// Template numbers fit in 14 + 16 bits.
 const MAX_TEMPLATES: usize = 1 << (NUMBER_BITS + 16);
 
-/// Type records by id, from id 0 (`void`) on, in compact form.
-#[derive(Default)]
+/// Type records by id, from id 0 (`void`) on: the base's raw, then the BTF's own compact.
 pub struct Store {
+    /// `void` (three zero words) and the base's records, raw, back to back: a module's base
+    /// is vmlinux, whose 100,000 records would cost more to compact than the module itself.
+    base: Vec<u32>,
+    /// Per base id: where its record starts in `base`.
+    base_offs: Vec<u32>,
     /// Every distinct template, back to back.
     tpls: Vec<u32>,
     /// Per template number: where the template starts in `tpls`.
@@ -63,23 +67,29 @@ pub struct Store {
 #[derive(Clone, Copy)]
 pub struct Rec<'a> {
     tpl: &'a [u32],
-    key: u32,
     ids: &'a [u16],
-    wide: bool,
+    form: Form,
     id: u32,
 }
 
+/// How a [`Rec`] holds its ids.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// 16-bit distances from the record's id.
+    Near,
+    /// 32-bit ids, low half first.
+    Wide,
+    /// A raw base record: the ids are in its words.
+    Raw,
+}
+
 impl<'a> Rec<'a> {
-    /// The record with its type-id fields zeroed, exactly as long as its kind and vlen say.
+    /// The record's words, exactly as long as its kind and vlen say, with its type-id fields
+    /// zeroed, or (in a base record) holding the ids: read ids with [`Rec::id`], and compare
+    /// templates with functions that skip the id fields.
     #[inline(always)]
     pub fn tpl(self) -> &'a [u32] {
         self.tpl
-    }
-
-    /// Names the template: two records have equal templates exactly when their keys are equal.
-    #[inline(always)]
-    pub fn key(self) -> u32 {
-        self.key
     }
 
     /// The `info` word.
@@ -106,10 +116,10 @@ impl<'a> Rec<'a> {
     /// variables.
     #[inline(always)]
     pub fn id(self, k: usize) -> u32 {
-        if self.wide {
-            u32::from(self.ids[2 * k]) | u32::from(self.ids[2 * k + 1]) << 16
-        } else {
-            self.id.wrapping_add(self.ids[k] as i16 as i32 as u32)
+        match self.form {
+            Form::Near => self.id.wrapping_add(self.ids[k] as i16 as i32 as u32),
+            Form::Wide => u32::from(self.ids[2 * k]) | u32::from(self.ids[2 * k + 1]) << 16,
+            Form::Raw => self.tpl[id_word(self.tpl[1], k)],
         }
     }
 
@@ -117,6 +127,9 @@ impl<'a> Rec<'a> {
     pub fn write_to(self, out: &mut Vec<u32>) {
         let start = out.len();
         out.extend_from_slice(self.tpl);
+        if self.form == Form::Raw {
+            return;
+        }
         let rec = &mut out[start..];
         let mut k = 0;
         for_each_id_word(rec[1], |w| {
@@ -130,6 +143,8 @@ impl<'a> Rec<'a> {
 /// pointers in registers.
 #[derive(Clone, Copy)]
 pub struct View<'a> {
+    base: &'a [u32],
+    base_offs: &'a [u32],
     tpls: &'a [u32],
     tpl_offs: &'a [u32],
     data: &'a [u16],
@@ -140,7 +155,17 @@ impl<'a> View<'a> {
     /// The record of `id` (which must be below the store's length).
     #[inline(always)]
     pub fn rec(self, id: u32) -> Rec<'a> {
-        let o = self.offs.of(id);
+        let Some(own) = (id as usize).checked_sub(self.base_offs.len()) else {
+            let start = self.base_offs[id as usize] as usize;
+            let len = kinds::record_words_of(self.base[start + 1]);
+            return Rec {
+                tpl: &self.base[start..start + len],
+                ids: &[],
+                form: Form::Raw,
+                id,
+            };
+        };
+        let o = self.offs.of(own as u32);
         let first = self.data[o];
         let low = u32::from(first) & (SHORT_NUMBERS - 1);
         let (key, ids) = if first & LONG == 0 {
@@ -152,9 +177,12 @@ impl<'a> View<'a> {
         let len = kinds::record_words_of(self.tpls[start + 1]);
         Rec {
             tpl: &self.tpls[start..start + len],
-            key,
             ids: &self.data[ids..],
-            wide: first & WIDE != 0,
+            form: if first & WIDE != 0 {
+                Form::Wide
+            } else {
+                Form::Near
+            },
             id,
         }
     }
@@ -162,7 +190,13 @@ impl<'a> View<'a> {
     /// Where `id`'s record starts among the record units (16-bit) of the store.
     #[inline(always)]
     pub fn unit_of(self, id: u32) -> usize {
-        self.offs.of(id)
+        self.offs.of(self.own_index(id))
+    }
+
+    /// The index among the compact records of `id`, which is not a base id.
+    #[inline(always)]
+    fn own_index(self, id: u32) -> u32 {
+        id - self.base_offs.len() as u32
     }
 
     /// How many record units (16-bit) the store holds.
@@ -170,10 +204,12 @@ impl<'a> View<'a> {
         self.data.len()
     }
 
-    /// The position entries of `id`, its own and its block's (for prefetching).
+    /// The position entries of `id` (not a base id), its own and its block's (for
+    /// prefetching).
     #[inline(always)]
     pub fn entries(self, id: u32) -> (&'a u8, &'a u32) {
-        (self.offs.entry(id), self.offs.block(id))
+        let own = self.own_index(id);
+        (self.offs.entry(own), self.offs.block(own))
     }
 
     /// The record unit at `unit` (for prefetching).
@@ -210,6 +246,18 @@ pub fn for_each_id_word(info: u32, mut f: impl FnMut(usize)) {
     }
 }
 
+/// The word index of the `k`-th id of [`for_each_id_word`] in a raw record with `info`.
+#[inline]
+fn id_word(info: u32, k: usize) -> usize {
+    match kinds::info_kind(info) {
+        kind::ARRAY => 3 + k,
+        kind::STRUCT | kind::UNION => 3 + 3 * k + 1,
+        kind::DATASEC => 3 + 3 * k,
+        kind::FUNC_PROTO if k > 0 => 3 + 2 * (k - 1) + 1,
+        _ => 2,
+    }
+}
+
 fn hash_words(words: &[u32]) -> u64 {
     let mut h = FxHasher::default();
     words.hash(&mut h);
@@ -219,21 +267,34 @@ fn hash_words(words: &[u32]) -> u64 {
 impl Store {
     /// A store holding only `void` (id 0).
     pub fn new() -> Self {
-        let mut store = Store::default();
-        store
-            .push(&[0, 0, 0])
-            .expect("void is a valid record of kind UNKN");
-        store
+        Store::with_base(vec![0; 3], vec![0])
+    }
+
+    /// A store holding `void` and a base: `base` is `void`'s three zero words and the base's
+    /// records, back to back (checked: each as long as its kind says), `base_offs` where
+    /// each id's record starts.
+    pub fn with_base(base: Vec<u32>, base_offs: Vec<u32>) -> Self {
+        Store {
+            base,
+            base_offs,
+            tpls: Vec::new(),
+            tpl_offs: Vec::new(),
+            index: HashTable::new(),
+            data: Vec::new(),
+            offs: Positions::default(),
+            scratch: Vec::new(),
+            ids: Vec::new(),
+        }
     }
 
     /// How many records there are (one past the highest id).
     pub fn len(&self) -> u32 {
-        self.offs.len() as u32
+        (self.base_offs.len() + self.offs.len()) as u32
     }
 
-    /// Whether the store is empty (not even `void`).
+    /// Whether the store is empty (never: it holds `void`).
     pub fn is_empty(&self) -> bool {
-        self.offs.len() == 0
+        self.len() == 0
     }
 
     /// Appends `rec`, a whole record whose kind is known (or `void`'s three zero words), and
@@ -314,6 +375,8 @@ impl Store {
     #[inline(always)]
     pub fn view(&self) -> View<'_> {
         View {
+            base: &self.base,
+            base_offs: &self.base_offs,
             tpls: &self.tpls,
             tpl_offs: &self.tpl_offs,
             data: &self.data,
@@ -341,7 +404,8 @@ impl Store {
 
     /// The bytes the store holds (its arrays' lengths; capacity aside).
     pub fn bytes(&self) -> usize {
-        (self.tpls.len() + self.tpl_offs.len() + self.index.len()) * 4
+        (self.base.len() + self.base_offs.len()) * 4
+            + (self.tpls.len() + self.tpl_offs.len() + self.index.len()) * 4
             + self.data.len() * 2
             + self.offs.bytes()
     }
@@ -424,8 +488,11 @@ mod tests {
             assert_eq!(&s.words(i as u32 + 1), r, "record {}", i + 1);
         }
         // The two structs differ only in member types: one template.
-        assert_eq!(s.rec(3).key(), s.rec(6).key());
-        assert_ne!(s.rec(3).key(), s.rec(2).key());
+        assert_eq!(
+            s.templates(),
+            4,
+            "int, one pointer template, one struct template, fwd"
+        );
         assert_eq!(s.rec(6).id(0), 100_000);
         let (words, offs) = s.raw_records(1);
         assert_eq!(words, recs.concat());
@@ -443,8 +510,8 @@ mod tests {
         }
         assert_eq!(
             s.templates() as u32,
-            n + 2,
-            "void, the ints, one pointer template"
+            n + 1,
+            "the ints, one pointer template"
         );
         for name in [1, SHORT_NUMBERS - 1, SHORT_NUMBERS, n] {
             let int = 2 * name - 1;
