@@ -8,6 +8,9 @@
 
 use crate::btf::kinds::{self, kind};
 
+/// An equality predicate on two records.
+pub(crate) type Equal = fn(&[u32], &[u32]) -> bool;
+
 #[inline]
 fn hc(h: u64, v: u32) -> u64 {
     h.wrapping_mul(31).wrapping_add(v as u64)

@@ -44,8 +44,7 @@ impl Dedup {
         let h;
         match k {
             kind::INT | kind::FWD | kind::FLOAT => {
-                type Equal = fn(&[u32], &[u32]) -> bool;
-                let (hash, equal): (fn(&[u32]) -> u64, Equal) = if k == kind::INT {
+                let (hash, equal): (fn(&[u32]) -> u64, hash::Equal) = if k == kind::INT {
                     (hash::hash_int_decl_tag, hash::equal_int_tag)
                 } else {
                     (hash::hash_common, hash::equal_common)

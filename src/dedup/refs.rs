@@ -47,9 +47,6 @@ use crate::btf::store::Rec;
 use crate::error::{Error, Result};
 use crate::sync::{AtomicU32, Ordering};
 
-/// An exact-equality predicate on two records.
-type Equal = fn(&[u32], &[u32]) -> bool;
-
 /// Whether libbpf's reference-type phase deduplicates the raw kind `k`.
 fn is_ref_kind(k: u32) -> bool {
     matches!(
@@ -345,7 +342,7 @@ impl Dedup {
         if self.types.start_id == 1 {
             return None;
         }
-        let (h, eq): (u64, Equal) = match kind_of(t) {
+        let (h, eq): (u64, hash::Equal) = match kind_of(t) {
             kind::DECL_TAG => (hash::hash_int_decl_tag(t), hash::equal_int_tag),
             kind::ARRAY => (hash::hash_array(t), hash::equal_array),
             kind::FUNC_PROTO => (hash::hash_fnproto(t), hash::equal_fnproto),

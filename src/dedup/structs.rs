@@ -68,7 +68,7 @@ impl Dedup {
         // The hashes and the shallow comparisons read no id field, so they take the
         // records' templates.
         let t = self.types.rec(id).tpl();
-        let (h, shallow): (u64, fn(&[u32], &[u32]) -> bool) = if k == kind::TYPEDEF {
+        let (h, shallow): (u64, hash::Equal) = if k == kind::TYPEDEF {
             (hash::hash_typedef(t), hash::equal_typedef)
         } else {
             (hash::hash_struct(t), hash::shallow_equal_struct)

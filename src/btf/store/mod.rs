@@ -264,6 +264,12 @@ fn hash_words(words: &[u32]) -> u64 {
     h.finish()
 }
 
+impl Default for Store {
+    fn default() -> Self {
+        Store::new()
+    }
+}
+
 impl Store {
     /// A store holding only `void` (id 0).
     pub fn new() -> Self {
