@@ -12,11 +12,8 @@
 //! about first, and so does it here (the memo lives as long as the CU's functions decoder).
 
 use super::types::{CuTypes, Entry};
+use super::MAX_CHAIN;
 use crate::btf::Kind;
-
-/// Longest typedef/modifier/array chain, or struct nesting, followed (cycles in malformed
-/// DWARF).
-const MAX_CHAIN: usize = 64;
 
 /// A struct member laid out as pahole's `class_member__cache_byte_size` leaves it.
 #[derive(Clone, Copy, Debug)]

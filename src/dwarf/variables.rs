@@ -35,15 +35,9 @@ use gimli::{AttributeValue, DwTag, Operation, Reader, Section, UnitOffset};
 
 use super::types::{CuTypes, DecodeError, Entry};
 use super::units::{Cu, R};
+use super::{DW_TAG_GNU_ANNOTATION, DW_TAG_LLVM_ANNOTATION, MAX_CHAIN};
 use crate::btf::Kind;
 use crate::config::Features;
-
-/// `DW_TAG_LLVM_annotation`.
-const DW_TAG_LLVM_ANNOTATION: DwTag = DwTag(0x6000);
-/// `DW_TAG_GNU_annotation`.
-const DW_TAG_GNU_ANNOTATION: DwTag = DwTag(0x6001);
-/// Longest typedef/modifier/array chain followed when sizing a type.
-const MAX_CHAIN: usize = 64;
 
 /// Where the address of a variable's location is stored, for relocatable inputs whose
 /// section placement must come from the relocation at that spot.

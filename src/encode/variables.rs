@@ -53,8 +53,9 @@ use crate::input::elf::{Elf, SectionInfo, SHT_NOBITS, SHT_PROGBITS, STT_OBJECT};
 
 /// pahole's `PERCPU_SECTION`.
 pub const PERCPU_SECTION: &str = ".data..percpu";
-/// pahole's `KSYM_NAME_LEN`: the longest valid BTF variable name.
-pub const KSYM_NAME_LEN: usize = 128;
+/// pahole's own `KSYM_NAME_LEN` (dwarves' `btf_encoder.c`): the longest variable name it
+/// encodes. Not the kernel's (512 in 6.1, which `verify` checks names against).
+pub const PAHOLE_KSYM_NAME_LEN: usize = 128;
 const SHT_RELA: u32 = 4;
 const SHT_REL: u32 = 9;
 
@@ -448,7 +449,7 @@ pub fn btf_name_valid(name: &[u8]) -> bool {
     };
     match name.split_first() {
         Some((&c, rest)) => {
-            name.len() <= KSYM_NAME_LEN && ok(c, true) && rest.iter().all(|&c| ok(c, false))
+            name.len() <= PAHOLE_KSYM_NAME_LEN && ok(c, true) && rest.iter().all(|&c| ok(c, false))
         }
         None => false,
     }

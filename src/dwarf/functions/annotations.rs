@@ -4,9 +4,10 @@
 
 use gimli::EntriesRaw;
 
-use super::{Decoder, DW_AT_GNU_ANNOTATION, DW_TAG_GNU_ANNOTATION, DW_TAG_LLVM_ANNOTATION};
+use super::Decoder;
 use crate::dwarf::types::{Annot, DecodeError};
 use crate::dwarf::units::R;
+use crate::dwarf::{DW_AT_GNU_ANNOTATION, DW_TAG_GNU_ANNOTATION, DW_TAG_LLVM_ANNOTATION};
 
 /// The attributes read from an annotation DIE.
 struct AnnotAttrs<'a> {

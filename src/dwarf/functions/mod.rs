@@ -89,7 +89,7 @@
 
 use std::ops::Range;
 
-use gimli::{DwTag, UnitOffset};
+use gimli::UnitOffset;
 
 pub use super::locations::ParamLoc;
 use super::locations::{Loc, Locations};
@@ -159,16 +159,8 @@ pub struct FunctionInfo<'a> {
     pub annots: Vec<Annot<'a>>,
 }
 
-/// `DW_CC_nocall`.
-const DW_CC_NOCALL: u64 = 3;
-/// `DW_TAG_LLVM_annotation`.
-const DW_TAG_LLVM_ANNOTATION: DwTag = DwTag(0x6000);
-/// `DW_TAG_GNU_annotation` (GCC 16+).
-const DW_TAG_GNU_ANNOTATION: DwTag = DwTag(0x6001);
-/// `DW_AT_GNU_annotation`: the head of a function's or parameter's GCC annotation chain.
-const DW_AT_GNU_ANNOTATION: gimli::DwAt = gimli::DwAt(0x2139);
-/// Longest type chain or annotation chain followed (cycles in malformed DWARF).
-const MAX_CHAIN: usize = 64;
+/// `DW_CC_nocall`, as the number an attribute holds.
+const DW_CC_NOCALL: u64 = gimli::DW_CC_nocall.0 as u64;
 
 /// A parameter while the CU is decoded: what `struct parameter` holds.
 #[derive(Clone, Debug)]

@@ -2,9 +2,10 @@
 //! type must be known first): each parameter's type byte size, whether it is passed in
 //! memory, its location facts, and the one member of an aggregate its pieces hold.
 
-use super::{Decoder, Parm, MAX_CHAIN};
+use super::{Decoder, Parm};
 use crate::btf::Kind;
 use crate::dwarf::types::{DecodeError, Entry};
+use crate::dwarf::MAX_CHAIN;
 use crate::input::arch::UNKNOWN_REG;
 
 impl<'a, 'd> Decoder<'a, 'd> {

@@ -4,13 +4,11 @@
 
 use gimli::{AttributeValue, DwTag, EntriesRaw, UnitOffset};
 
-use super::{
-    Decoder, Func, Parm, DW_AT_GNU_ANNOTATION, DW_CC_NOCALL, DW_TAG_GNU_ANNOTATION,
-    DW_TAG_LLVM_ANNOTATION,
-};
+use super::{Decoder, Func, Parm, DW_CC_NOCALL};
 use crate::dwarf::locations::Loc;
 use crate::dwarf::types::DecodeError;
 use crate::dwarf::units::R;
+use crate::dwarf::{DW_AT_GNU_ANNOTATION, DW_TAG_GNU_ANNOTATION, DW_TAG_LLVM_ANNOTATION};
 use crate::input::arch::UNKNOWN_REG;
 
 /// The attributes read from a parameter DIE.

@@ -4,9 +4,10 @@
 //! (the location analysis, `optimized_parms`, `unexpected_reg`, the LTO return type rule).
 
 use super::read::numeric;
-use super::{Decoder, Parm, DW_CC_NOCALL, MAX_CHAIN};
+use super::{Decoder, Parm, DW_CC_NOCALL};
 use crate::btf::Kind;
 use crate::dwarf::types::{DecodeError, Entry};
+use crate::dwarf::MAX_CHAIN;
 use crate::input::arch::UNKNOWN_REG;
 
 impl<'a, 'd> Decoder<'a, 'd> {

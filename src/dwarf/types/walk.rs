@@ -15,6 +15,7 @@ use crate::btf::Kind;
 use crate::config::Features;
 use crate::dwarf::foreign::{DieKey, UnitIndex};
 use crate::dwarf::units::{Cu, R};
+use crate::dwarf::{DW_TAG_GNU_ANNOTATION, DW_TAG_LLVM_ANNOTATION};
 
 /// What an open DIE collects from its children.
 enum FrameKind {
@@ -160,11 +161,6 @@ fn is_interesting(tag: DwTag) -> bool {
             | DW_TAG_compile_unit
     )
 }
-
-/// `DW_TAG_GNU_annotation` (GCC 16+).
-const DW_TAG_GNU_ANNOTATION: DwTag = DwTag(0x6001);
-/// `DW_TAG_LLVM_annotation` (clang's btf_type_tag / btf_decl_tag).
-const DW_TAG_LLVM_ANNOTATION: DwTag = DwTag(0x6000);
 
 impl<'a> Walker<'a, '_> {
     /// Walks the CU's DIEs, in DIE order.
