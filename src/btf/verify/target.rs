@@ -23,7 +23,7 @@ pub struct KernelVersion {
 
 /// The first release whose `kernel/bpf/btf.c` reads the 32-byte header and the kind layout
 /// section: the layout series (lore 20260326145444.2076244-*) was merged for 7.1 ("Introduce
-/// BTF layout to ease addition of new BTF kinds", the `bpf-next-7.1` pull of 2026-04-15).
+/// BTF layout to ease addition of new BTF kinds", in the `bpf-next-7.1` pull).
 pub const LAYOUT_KERNEL: KernelVersion = KernelVersion { major: 7, minor: 1 };
 
 impl fmt::Display for KernelVersion {
