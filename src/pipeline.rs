@@ -329,9 +329,12 @@ pub fn encode(
     summary.workers = workers;
     summary.table = table;
     summary.phases.push(clock.end("cus"));
-    summary
-        .held
-        .extend(encoding_held(&store, &btf, dwarf_peak.into_inner()));
+    summary.held.extend(encoding_held(
+        &store,
+        &btf,
+        &summary.table,
+        dwarf_peak.into_inner(),
+    ));
     messages.extend(chunk_messages);
     let stdout = std::io::stdout();
     store.shrink_to_fit();
@@ -366,7 +369,7 @@ pub fn encode(
 }
 
 /// The encoding's large structures at its end, when they are largest.
-fn encoding_held(store: &Store, btf: &Btf, dwarf_peak_mib: u64) -> Vec<Held> {
+fn encoding_held(store: &Store, btf: &Btf, table: &TableStats, dwarf_peak_mib: u64) -> Vec<Held> {
     vec![
         Held {
             what: format!(
@@ -386,6 +389,13 @@ fn encoding_held(store: &Store, btf: &Btf, dwarf_peak_mib: u64) -> Vec<Held> {
                  every {RELEASE_DWARF_EVERY} batches (workers drop each CU's as they finish)"
             ),
             bytes: (dwarf_peak_mib << 20) as usize,
+        },
+        Held {
+            what: format!(
+                "function table: {} instances held for the final pass, in their per-owner summaries",
+                table.held
+            ),
+            bytes: table.held_bytes as usize,
         },
     ]
 }
@@ -564,6 +574,9 @@ fn table_stats(
         ..TableStats::default()
     };
     for folds in groups {
+        stats.held_bytes += (std::mem::size_of_val(folds)
+            + folds.capacity() * std::mem::size_of::<FuncSummary>())
+            as u64;
         bump(&mut stats.lengths, folds.len());
         let instances: u32 = folds.iter().map(FuncSummary::count).sum();
         bump(&mut stats.instances, instances as usize);
@@ -571,6 +584,7 @@ fn table_stats(
             stats.nodes_per_owner[batch_owner[fold.first().chunk as usize] as usize] += 1;
             stats.saves += u64::from(fold.count());
             stats.held += fold.held() as u64;
+            stats.held_bytes += fold.heap_bytes() as u64;
         }
     }
     stats

@@ -192,6 +192,9 @@ pub struct TableStats {
     pub instances: Vec<u64>,
     /// Instances still held after folding, going into the final pass.
     pub held: u64,
+    /// The bytes of the per-owner folds going into the final pass: the summaries, their
+    /// instances and what those point to (without the allocator's per-allocation overhead).
+    pub held_bytes: u64,
     /// Seconds in `finish` (save-merge groups and folds there).
     pub finish: f64,
 }

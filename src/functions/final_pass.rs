@@ -184,18 +184,18 @@ impl<'d, 'e> Decision<'d, 'e> {
     /// `funcs__match` reports it.
     pub fn mismatch(&self) -> Option<String> {
         let (a, b) = (self.summary.first(), self.inconsistent?);
-        Some(match a.signature.mismatch(&b.signature)? {
+        Some(match a.signature().mismatch(&b.signature())? {
             Mismatch::ParamCount => format!(
                 "param count mismatch; {} params != {} params",
-                a.params.len(),
-                b.params.len()
+                a.param_count(),
+                b.param_count()
             ),
             Mismatch::Return => "return type mismatch".into(),
             Mismatch::Param(i) => format!(
                 "param type mismatch for param#{} {} != {}",
                 i + 1,
-                String::from_utf8_lossy(&a.params[i].0),
-                String::from_utf8_lossy(&b.params[i].0)
+                String::from_utf8_lossy(a.param_name(i)),
+                String::from_utf8_lossy(b.param_name(i))
             ),
         })
     }
@@ -246,8 +246,8 @@ impl<W: Write> FinalPass<'_, W> {
         let off = self.chunk_offsets[s.chunk as usize];
         let x = |id: u32| if id == 0 { 0 } else { id + off };
         s.ret = x(s.ret);
-        for p in s.params.iter_mut() {
-            p.1 = x(p.1);
+        for i in 0..s.param_count() {
+            s.set_param_type(i, x(s.param_type(i)));
         }
     }
 
@@ -301,14 +301,15 @@ impl<W: Write> FinalPass<'_, W> {
             if flags & flag == 0 {
                 continue;
             }
-            let Some(param) = state.params.get_mut(idx) else {
+            if idx >= state.param_count() {
                 return Err(Error::Encode {
                     what: format!("kfunc {}", elf.name),
                     die_offset: 0,
                     reason: format!("arena flag for argument {} it does not have", idx + 1),
                 });
-            };
-            param.1 = self.arena_ptr(elf, "an argument", param.1)?;
+            }
+            let tagged = self.arena_ptr(elf, "an argument", state.param_type(idx))?;
+            state.set_param_type(idx, tagged);
         }
         Ok(())
     }
@@ -344,14 +345,14 @@ impl<W: Write> FinalPass<'_, W> {
     /// a clone's for a true signature), decl tags.
     fn add_func(&mut self, name: &str, s: &FuncInstance) -> Result<u32> {
         let proto = self.btf.add_func_proto(s.ret)?;
-        for (name, ty) in s.params.iter() {
-            self.btf.add_func_param(Some(name), *ty)?;
+        for (name, ty) in s.params() {
+            self.btf.add_func_param(Some(name), ty)?;
         }
         let fn_id = self
             .btf
             .add_func(name.as_bytes(), kinds::FUNC_STATIC, proto)?;
-        for (value, component) in s.annots.iter() {
-            self.btf.add_decl_tag(value, fn_id, *component)?;
+        for (value, component) in s.annots() {
+            self.btf.add_decl_tag(value, fn_id, component)?;
         }
         Ok(fn_id)
     }
@@ -360,6 +361,7 @@ impl<W: Write> FinalPass<'_, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::functions::instance::InstanceHead;
 
     fn kfunc(flags: u32) -> ElfFunction<'static> {
         ElfFunction {
@@ -386,15 +388,13 @@ mod tests {
 
     #[test]
     fn decision_knows_every_reason_and_logs_the_last() {
-        let instance = |f: u8| FuncInstance {
-            order: (0, 0),
-            chunk: 0,
-            addr: 0x10,
-            ret: 0,
-            params: Box::new([]),
-            annots: Box::new([]),
-            signature: Default::default(),
-            flags: f | flags::AT_SYMBOL,
+        let instance = |f: u8| {
+            let head = InstanceHead {
+                addr: 0x10,
+                flags: f | flags::AT_SYMBOL,
+                ..InstanceHead::default()
+            };
+            FuncInstance::new(head, &[], &[], &[1, 0])
         };
         let features = Features::default();
         let mut elf = kfunc(0);
@@ -425,22 +425,21 @@ mod tests {
         let mut btf = Btf::new();
         let int = btf.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
         let ptr = btf.add_ref(Kind::Ptr, None, int).unwrap();
-        let mut state = FuncInstance {
-            order: (0, 0),
-            chunk: 0,
-            addr: 0,
+        let head = InstanceHead {
             ret: ptr,
-            params: vec![(b"a".to_vec().into(), int), (b"b".to_vec().into(), ptr)].into(),
-            annots: Box::new([]),
-            signature: Default::default(),
-            flags: 0,
+            ..InstanceHead::default()
         };
+        let mut state = FuncInstance::new(head, &[(b"a", int), (b"b", ptr)], &[], &[3, 0, 0, 0]);
         let features = Features::default();
         pass(&mut btf, &features)
             .add_arena_attrs(&kfunc(KF_ARENA_RET | KF_ARENA_ARG2), &mut state)
             .unwrap();
-        assert_eq!(state.params[0].1, int, "argument 1 is not flagged");
-        for new_ptr in [state.ret, state.params[1].1] {
+        assert_eq!(state.param_type(0), int, "argument 1 is not flagged");
+        assert_eq!(
+            state.params().map(|p| p.0).collect::<Vec<_>>(),
+            [b"a", b"b"]
+        );
+        for new_ptr in [state.ret, state.param_type(1)] {
             let p = btf.type_by_id(new_ptr).unwrap();
             assert_eq!(p.kind(), Some(Kind::Ptr));
             assert_ne!(new_ptr, ptr);

@@ -98,7 +98,7 @@ impl FuncSummary {
         let f = sides[first.0].at(first.1);
         let mismatch_of = |side: usize| {
             let s = sides[side];
-            if s.at(s.first).signature.matches(&f.signature) {
+            if s.at(s.first).signature().matches(&f.signature()) {
                 s.mismatch.map(|r| (side, r))
             } else {
                 Some((side, s.first))
@@ -126,7 +126,7 @@ impl FuncSummary {
             untrusted_at: earliest(self.untrusted_at, other.untrusted_at),
             combined: self.combined | other.combined,
             count: self.count + other.count,
-            kept: kept.out,
+            kept: kept.into_kept(),
         }
     }
 
@@ -187,6 +187,16 @@ impl FuncSummary {
         self.kept.len()
     }
 
+    /// The bytes the summary's instances take, on the heap and in the summary.
+    pub fn heap_bytes(&self) -> usize {
+        self.kept.capacity() * std::mem::size_of::<FuncInstance>()
+            + self
+                .kept
+                .iter()
+                .map(FuncInstance::heap_bytes)
+                .sum::<usize>()
+    }
+
     /// The held instances, mutably (the final pass translates their type ids).
     pub fn instances_mut(&mut self) -> impl Iterator<Item = &mut FuncInstance> {
         self.kept.iter_mut()
@@ -212,6 +222,12 @@ impl Keeper {
             placed: Vec::new(),
             out: Vec::new(),
         }
+    }
+
+    /// The kept instances, with no spare room: summaries live until the final pass.
+    fn into_kept(mut self) -> Vec<FuncInstance> {
+        self.out.shrink_to_fit();
+        self.out
     }
 
     fn keep(&mut self, pick: Pick) -> Role {
@@ -263,7 +279,8 @@ impl FuncSummary {
 mod tests {
     use super::*;
     use crate::btf::{kinds, Btf};
-    use crate::functions::signature::Signature;
+    use crate::functions::instance::InstanceHead;
+    use crate::functions::signature;
 
     /// What the final pass reads, by the walk over every instance in DWARF order that pahole's
     /// `btf_encoder__add_saved_funcs` does: (first, first compared mismatch, first's flags
@@ -284,7 +301,9 @@ mod tests {
         let mut mismatch = None;
         for s in &all[1..] {
             let acc = (first_flags | s.flags) & COMBINED;
-            if acc & BLOCKING == 0 && mismatch.is_none() && !all[0].signature.matches(&s.signature)
+            if acc & BLOCKING == 0
+                && mismatch.is_none()
+                && !all[0].signature().matches(&s.signature())
             {
                 mismatch = Some(s.order);
             }
@@ -336,18 +355,22 @@ mod tests {
     }
 
     /// Three prototypes, two of which match (`int` and `const int`).
-    fn signatures() -> Vec<Signature> {
+    fn signatures() -> Vec<Vec<u8>> {
         let mut btf = Btf::new();
         let int = btf.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
         let cint = btf.add_ref(crate::btf::Kind::Const, None, int).unwrap();
         let long = btf.add_int(b"long", 8, kinds::INT_SIGNED).unwrap();
         [int, cint, long]
             .iter()
-            .map(|&p| Signature::new(&btf, 0, 0, [p].into_iter()))
+            .map(|&p| {
+                let mut sig = Vec::new();
+                signature::write(&btf, 0, 0, [p].into_iter(), &mut sig);
+                sig
+            })
             .collect()
     }
 
-    fn instance(rng: &mut Rng, order: u32, sigs: &[Signature]) -> FuncInstance {
+    fn instance(rng: &mut Rng, order: u32, sigs: &[Vec<u8>]) -> FuncInstance {
         let mut f = 0u8;
         for bit in 0..8 {
             // Rare flags, so that most sets are neither all blocked nor all skipped.
@@ -355,16 +378,12 @@ mod tests {
                 f |= 1 << bit;
             }
         }
-        FuncInstance {
+        let head = InstanceHead {
             order: (order, 0),
-            chunk: 0,
-            addr: 0,
-            ret: 0,
-            params: Box::new([]),
-            annots: Box::new([]),
-            signature: sigs[rng.below(3) as usize].clone(),
             flags: f,
-        }
+            ..InstanceHead::default()
+        };
+        FuncInstance::new(head, &[], &[], &sigs[rng.below(3) as usize])
     }
 
     /// Folding per random owner (in save order) and merging the owners in random order gives

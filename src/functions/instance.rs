@@ -8,7 +8,8 @@
 
 use crate::dwarf::functions::FunctionInfo;
 use crate::encode::chunk::FoundFunction;
-use crate::functions::signature::Signature;
+use crate::functions::packing::{push_part, read_part};
+use crate::functions::signature::{self, Signature};
 
 /// Flag bits of a [`FuncInstance`].
 pub mod flags {
@@ -69,17 +70,82 @@ pub struct FuncInstance {
     pub addr: u64,
     /// Return type id, chunk-local (0 = void).
     pub ret: u32,
-    /// Parameters: name (empty for the vararg) and chunk-local type id.
-    pub params: Box<[(Box<[u8]>, u32)]>,
-    /// `btf_decl_tag` values of the function (component -1) and its parameters (index).
-    pub annots: Box<[(Box<[u8]>, i32)]>,
-    /// The prototype in a form comparable across chunks.
-    pub signature: Signature,
     /// [`flags`] bits.
     pub flags: u8,
+    /// Parameters, decl tags and the signature, in one allocation (see [`Packed`]).
+    packed: Box<[u8]>,
 }
 
+/// The layout of [`FuncInstance::packed`]: the counts, the fixed-size fields (rewritten in
+/// place when the final pass translates type ids), then the variable-length parts
+/// (`packing.rs`) and the signature.
+///
+/// | bytes | what |
+/// |---|---|
+/// | 4 + 4 + 4 | parameter count, decl tag count, where the signature starts (LE) |
+/// | 4 per parameter | its type id (LE) |
+/// | 4 per decl tag | its component: -1 for the function, else a parameter index (LE) |
+/// | a part per parameter | its name (empty for the vararg) |
+/// | a part per decl tag | its value |
+/// | the rest | the [`Signature`] |
+struct Packed;
+
+impl Packed {
+    const HEADER: usize = 12;
+
+    fn word(bytes: &[u8], at: usize) -> u32 {
+        u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
+    }
+}
+
+/// A parameter as the builder of an instance takes it: name and type id.
+pub type Param<'n> = (&'n [u8], u32);
+/// A decl tag as the builder of an instance takes it: value and component (-1: the function).
+pub type Annot<'n> = (&'n [u8], i32);
+
 impl FuncInstance {
+    /// An instance with these parameters and decl tags, and the signature [`signature::write`]
+    /// wrote as `signature`.
+    ///
+    /// [`signature::write`]: crate::functions::signature::write
+    pub fn new(
+        head: InstanceHead,
+        params: &[Param<'_>],
+        annots: &[Annot<'_>],
+        signature: &[u8],
+    ) -> Self {
+        let names: usize = params.iter().map(|p| p.0.len() + 5).sum();
+        let values: usize = annots.iter().map(|a| a.0.len() + 5).sum();
+        let fixed = Packed::HEADER + 4 * (params.len() + annots.len());
+        let mut out = Vec::with_capacity(fixed + names + values + signature.len());
+        out.extend_from_slice(&(params.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(annots.len() as u32).to_le_bytes());
+        out.extend_from_slice(&[0; 4]);
+        for &(_, ty) in params {
+            out.extend_from_slice(&ty.to_le_bytes());
+        }
+        for &(_, component) in annots {
+            out.extend_from_slice(&component.to_le_bytes());
+        }
+        for &(name, _) in params {
+            push_part(&mut out, name);
+        }
+        for &(value, _) in annots {
+            push_part(&mut out, value);
+        }
+        let sig_at = out.len() as u32;
+        out[8..12].copy_from_slice(&sig_at.to_le_bytes());
+        out.extend_from_slice(signature);
+        FuncInstance {
+            order: head.order,
+            chunk: head.chunk,
+            addr: head.addr,
+            ret: head.ret,
+            flags: head.flags,
+            packed: out.into_boxed_slice(),
+        }
+    }
+
     /// Whether the [`flags`] bit `flag` is set.
     pub fn has(&self, flag: u8) -> bool {
         self.flags & flag != 0
@@ -93,6 +159,79 @@ impl FuncInstance {
             && self.has(flags::OPTIMIZED_PARMS)
             && (self.has(flags::SIGNATURE_CHANGED) || self.has(flags::OPTIMIZED_SYMBOL))
     }
+
+    /// How many parameters (the vararg included).
+    pub fn param_count(&self) -> usize {
+        Packed::word(&self.packed, 0) as usize
+    }
+
+    fn annot_count(&self) -> usize {
+        Packed::word(&self.packed, 4) as usize
+    }
+
+    /// Parameter `i`'s type id.
+    pub fn param_type(&self, i: usize) -> u32 {
+        Packed::word(&self.packed, Packed::HEADER + 4 * i)
+    }
+
+    /// Sets parameter `i`'s type id (`i` < [`Self::param_count`]).
+    pub fn set_param_type(&mut self, i: usize, ty: u32) {
+        let at = Packed::HEADER + 4 * i;
+        self.packed[at..at + 4].copy_from_slice(&ty.to_le_bytes());
+    }
+
+    /// The names, in parameter order, then the decl tags' values.
+    fn names(&self) -> impl Iterator<Item = &[u8]> {
+        let bytes = &self.packed[..];
+        let mut pos = Packed::HEADER + 4 * (self.param_count() + self.annot_count());
+        (0..self.param_count() + self.annot_count()).map(move |_| read_part(bytes, &mut pos))
+    }
+
+    /// The parameters: name (empty for the vararg) and type id.
+    pub fn params(&self) -> impl Iterator<Item = (&[u8], u32)> {
+        self.names()
+            .zip(0..self.param_count())
+            .map(|(name, i)| (name, self.param_type(i)))
+    }
+
+    /// Parameter `i`'s name.
+    pub fn param_name(&self, i: usize) -> &[u8] {
+        self.names().nth(i).unwrap_or_default()
+    }
+
+    /// The `btf_decl_tag` values of the function (component -1) and its parameters (index).
+    pub fn annots(&self) -> impl Iterator<Item = (&[u8], i32)> {
+        let components = Packed::HEADER + 4 * self.param_count();
+        self.names()
+            .skip(self.param_count())
+            .enumerate()
+            .map(move |(i, value)| (value, Packed::word(&self.packed, components + 4 * i) as i32))
+    }
+
+    /// The prototype in a form comparable across chunks.
+    pub fn signature(&self) -> Signature<'_> {
+        Signature::new(&self.packed[Packed::word(&self.packed, 8) as usize..])
+    }
+
+    /// The bytes the instance holds on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.packed.len()
+    }
+}
+
+/// The fixed-size fields of a [`FuncInstance`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InstanceHead {
+    /// Position in DWARF order: (CU index, DIE offset).
+    pub order: (u32, u32),
+    /// The chunk whose BTF the type ids belong to.
+    pub chunk: u32,
+    /// `DW_AT_low_pc`.
+    pub addr: u64,
+    /// Return type id, chunk-local (0 = void).
+    pub ret: u32,
+    /// [`flags`] bits.
+    pub flags: u8,
 }
 
 /// True when `name` has a `.constprop` or `.isra` suffix (after its first '.').
@@ -133,7 +272,7 @@ pub fn save_instance(found: FoundFunction<'_, '_>) -> FuncInstance {
     if func.addr != 0 && elf_fn.dot_symbol_at(func.addr).is_some() {
         f |= flags::DOT_SYMBOL;
     }
-    let params: Box<[(Box<[u8]>, u32)]> = func
+    let names: Vec<Box<[u8]>> = func
         .params
         .iter()
         .map(|p| {
@@ -145,29 +284,33 @@ pub fn save_instance(found: FoundFunction<'_, '_>) -> FuncInstance {
             if !name.is_empty() {
                 chunk_btf.add_str(&name);
             }
-            (name, xlate(p.ty))
+            name
         })
         .collect();
-    let annots = func
+    let params: Vec<Param<'_>> = names
+        .iter()
+        .zip(&func.params)
+        .map(|(name, p)| (&name[..], xlate(p.ty)))
+        .collect();
+    let annots: Vec<Annot<'_>> = func
         .annots
         .iter()
         .map(|a| {
             chunk_btf.add_str(a.value);
-            (Box::from(a.value), a.component)
+            (a.value, a.component)
         })
         .collect();
     let ret = xlate(func.ret);
-    let signature = Signature::new(chunk_btf, chunk, ret, params.iter().map(|p| p.1));
-    FuncInstance {
+    let mut sig = Vec::new();
+    signature::write(chunk_btf, chunk, ret, params.iter().map(|p| p.1), &mut sig);
+    let head = InstanceHead {
         order: (cu_index, func.die),
         chunk,
         addr: func.addr,
         ret,
-        params,
-        annots,
-        signature,
         flags: f,
-    }
+    };
+    FuncInstance::new(head, &params, &annots, &sig)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 pub mod final_pass;
 pub mod fold;
 pub mod instance;
+mod packing;
 pub mod signature;
 pub mod table;
 pub mod watch;

@@ -22,55 +22,66 @@
 //!
 //! [`FuncSummary`]: super::fold::FuncSummary
 
+use super::packing::{push_leb, push_part, read_leb, read_part};
 use crate::btf::{Btf, Kind};
 
-/// Return type and parameter types of one instance, normalised; `ends[i]` is where part `i`
-/// (0: return type, 1…: parameters) ends in `bytes`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Signature {
-    bytes: Box<[u8]>,
-    ends: Box<[u32]>,
+/// Writes the signature of a prototype returning `ret` with parameter types `params`, ids of
+/// `btf`, the BTF of chunk `chunk`, to `out`: the number of parts, then each part (0: the
+/// return type, 1…: the parameters) as a LEB128 length and its normal form. [`Signature`]
+/// reads it back.
+pub fn write(
+    btf: &Btf,
+    chunk: u32,
+    ret: u32,
+    params: impl ExactSizeIterator<Item = u32>,
+    out: &mut Vec<u8>,
+) {
+    push_leb(out, params.len() as u32 + 1);
+    let mut part = Vec::new();
+    for id in std::iter::once(ret).chain(params) {
+        part.clear();
+        Form { btf, chunk }.write(id, &mut part);
+        push_part(out, &part);
+    }
 }
 
-impl Signature {
-    /// The signature of a prototype returning `ret` with parameter types `params`, ids of
-    /// `btf`, the BTF of chunk `chunk`.
-    pub fn new(btf: &Btf, chunk: u32, ret: u32, params: impl Iterator<Item = u32>) -> Self {
-        let mut bytes = Vec::new();
-        let mut ends = Vec::new();
-        for id in std::iter::once(ret).chain(params) {
-            Form { btf, chunk }.write(id, &mut bytes);
-            ends.push(bytes.len() as u32);
-        }
-        Signature {
-            bytes: bytes.into(),
-            ends: ends.into(),
-        }
+/// Return type and parameter types of one instance, normalised: a view of what [`write`]
+/// wrote. Two signatures are equal exactly when their bytes are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Signature<'a>(&'a [u8]);
+
+impl<'a> Signature<'a> {
+    /// The signature [`write`] wrote as `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Signature(bytes)
     }
 
     /// How many parameters.
     pub fn params(&self) -> usize {
-        self.ends.len().saturating_sub(1)
+        (read_leb(self.0, &mut 0) as usize).saturating_sub(1)
     }
 
-    /// Part `i`: 0 is the return type, `i` ≥ 1 parameter `i`.
-    fn part(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.bytes[start..self.ends[i] as usize]
+    /// The parts: the return type's form, then each parameter's.
+    fn parts(&self) -> impl Iterator<Item = &'a [u8]> {
+        let bytes = self.0;
+        let mut pos = 0;
+        let count = read_leb(bytes, &mut pos);
+        (0..count).map(move |_| read_part(bytes, &mut pos))
     }
 
     /// Whether pahole's `funcs__match` would find the two prototypes matching.
-    pub fn matches(&self, other: &Signature) -> bool {
-        self.mismatch(other).is_none()
+    pub fn matches(&self, other: &Signature<'_>) -> bool {
+        self.0 == other.0
     }
 
     /// The first difference `funcs__match` reports, or `None` when they match.
-    pub fn mismatch(&self, other: &Signature) -> Option<Mismatch> {
+    pub fn mismatch(&self, other: &Signature<'_>) -> Option<Mismatch> {
         if self.params() != other.params() {
             return Some(Mismatch::ParamCount);
         }
-        (0..self.ends.len())
-            .find(|&i| self.part(i) != other.part(i))
+        self.parts()
+            .zip(other.parts())
+            .position(|(a, b)| a != b)
             .map(|i| match i {
                 0 => Mismatch::Return,
                 i => Mismatch::Param(i - 1),
@@ -135,14 +146,14 @@ impl Form<'_> {
             match kind {
                 Kind::Int => {
                     out.push(token::INT);
-                    push_u32(out, t.size_or_type());
-                    push_u32(out, t.extra());
+                    push_leb(out, t.size_or_type());
+                    push_leb(out, t.extra());
                     self.name(t.name_off(), out);
                     return;
                 }
                 Kind::Float => {
                     out.push(token::FLOAT);
-                    push_u32(out, t.size_or_type());
+                    push_leb(out, t.size_or_type());
                     self.name(t.name_off(), out);
                     return;
                 }
@@ -162,12 +173,12 @@ impl Form<'_> {
                 Kind::Array => {
                     let a = t.array();
                     out.push(token::ARRAY);
-                    push_u32(out, a.nelems);
+                    push_leb(out, a.nelems);
                     id = a.elem;
                 }
                 Kind::FuncProto => {
                     out.push(token::PROTO);
-                    push_u32(out, t.vlen());
+                    push_leb(out, t.vlen());
                     self.write(t.size_or_type(), out);
                     for p in t.params() {
                         self.write(p.type_id, out);
@@ -189,24 +200,20 @@ impl Form<'_> {
 
     fn by_id(&self, id: u32, out: &mut Vec<u8>) {
         out.push(token::BY_ID);
-        push_u32(out, self.chunk);
-        push_u32(out, id);
+        push_leb(out, self.chunk);
+        push_leb(out, id);
     }
 
     /// A length-prefixed name; an invalid offset gets a length no name has.
     fn name(&self, name_off: u32, out: &mut Vec<u8>) {
         match self.btf.str_at(name_off) {
             Some(name) => {
-                push_u32(out, name.len() as u32);
+                push_leb(out, name.len() as u32);
                 out.extend_from_slice(name);
             }
-            None => push_u32(out, u32::MAX),
+            None => push_leb(out, u32::MAX),
         }
     }
-}
-
-fn push_u32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_le_bytes());
 }
 
 #[cfg(test)]
@@ -282,8 +289,16 @@ mod tests {
         }
     }
 
-    fn form(btf: &Btf, id: u32) -> Signature {
-        Signature::new(btf, 0, id, std::iter::empty())
+    /// The written signature of a prototype returning `id` (its bytes are equal exactly when
+    /// the signatures are).
+    fn form(btf: &Btf, id: u32) -> Vec<u8> {
+        signature(btf, id, &[])
+    }
+
+    fn signature(btf: &Btf, ret: u32, params: &[u32]) -> Vec<u8> {
+        let mut out = Vec::new();
+        write(btf, 0, ret, params.iter().copied(), &mut out);
+        out
     }
 
     #[test]
@@ -312,15 +327,15 @@ mod tests {
         let mut btf = Btf::new();
         let int = btf.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
         let long = btf.add_int(b"long", 8, kinds::INT_SIGNED).unwrap();
-        let sig = |ret, params: &[u32]| Signature::new(&btf, 0, ret, params.iter().copied());
-        let a = sig(int, &[int, long]);
-        assert_eq!(a.mismatch(&sig(int, &[int])), Some(Mismatch::ParamCount));
-        assert_eq!(
-            a.mismatch(&sig(long, &[long, long])),
-            Some(Mismatch::Return)
-        );
-        assert_eq!(a.mismatch(&sig(int, &[int, int])), Some(Mismatch::Param(1)));
-        assert!(a.matches(&sig(int, &[int, long])));
+        let sig = |ret, params: &[u32]| signature(&btf, ret, params);
+        let bytes = sig(int, &[int, long]);
+        let a = Signature::new(&bytes);
+        let mismatch = |ret, params: &[u32]| a.mismatch(&Signature::new(&sig(ret, params)));
+        assert_eq!(mismatch(int, &[int]), Some(Mismatch::ParamCount));
+        assert_eq!(mismatch(long, &[long, long]), Some(Mismatch::Return));
+        assert_eq!(mismatch(int, &[int, int]), Some(Mismatch::Param(1)));
+        assert_eq!(mismatch(int, &[int, long]), None);
+        assert!(a.matches(&Signature::new(&sig(int, &[int, long]))));
     }
 
     /// A small random BTF where many pairs are nearly alike: few names, short chains.

@@ -95,7 +95,10 @@ impl<T: Fold> FuncSaver<T> for DashmapSaver<'_, T> {
 /// One entry's per-owner folds, owners ascending.
 fn by_owner<T>(mut states: OwnerStates<T>) -> Vec<T> {
     states.sort_unstable_by_key(|&(owner, _)| owner);
-    states.into_iter().map(|(_, fold)| fold).collect()
+    let mut folds: Vec<T> = states.into_iter().map(|(_, fold)| fold).collect();
+    // The folds live until the final pass: no spare room (see `push_fold`).
+    folds.shrink_to_fit();
+    folds
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 
 use parking_lot::Mutex;
 
-use super::{check_entry, empty_entries, OwnerClaims};
+use super::{check_entry, empty_entries, push_fold, OwnerClaims};
 use super::{Fold, FuncSaver, FuncTable, Owner};
 
 /// One owner's saves, in order: `(entry, instance)`.
@@ -61,7 +61,7 @@ impl<T: Fold> FuncTable<T> for SaveMergeTable<T> {
                 match folds.last_mut() {
                     Some(fold) if last_owner[entry as usize] == owner => fold.add(instance),
                     _ => {
-                        folds.push(T::new(instance));
+                        push_fold(folds, T::new(instance));
                         last_owner[entry as usize] = owner;
                     }
                 }

@@ -17,8 +17,8 @@ use std::mem::MaybeUninit;
 use std::ptr;
 
 use super::{
-    check_entry, empty_entries, Contention, Fold, FuncSaver, FuncTable, LocalContention, Owner,
-    OwnerClaims,
+    check_entry, empty_entries, push_fold, Contention, Fold, FuncSaver, FuncTable, LocalContention,
+    Owner, OwnerClaims,
 };
 use crate::sync::{AtomicPtr, Ordering, Track, UnsafeCell};
 
@@ -298,7 +298,7 @@ impl<T: Fold> FuncTable<T> for SharedTable<T> {
             arena.with_mut(|arena| unsafe {
                 (*arena).drain(|Node { link, state, .. }| {
                     let entry = link.into_inner().entry as usize;
-                    out[entry].push(state.into_inner());
+                    push_fold(&mut out[entry], state.into_inner());
                 })
             });
         }
