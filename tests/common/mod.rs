@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod judge;
+pub mod rss;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -149,11 +150,17 @@ pub const KERNEL_FEATURES: &str = "--btf_features=encode_force,var,float,enum64,
 /// Encodes `input` into `output` with dwarf2btf and extra flags.
 pub fn encode(input: &Path, output: &Path, flags: &[&str]) -> Output {
     let _ = std::fs::remove_file(output);
-    run(Command::new(bin())
-        .arg("-J")
+    run(&mut encode_command(input, output, flags))
+}
+
+/// The command [`encode`] runs.
+pub fn encode_command(input: &Path, output: &Path, flags: &[&str]) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.arg("-J")
         .arg(format!("--btf_encode_detached={}", output.display()))
         .args(flags)
-        .arg(input))
+        .arg(input);
+    cmd
 }
 
 /// One compiled fixture.
