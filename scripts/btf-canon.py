@@ -1,16 +1,28 @@
 #!/usr/bin/env python3
 """Canonical, id-free text of a BTF file, from bpftool's raw dump: one line per type, sorted.
 
-    scripts/btf-canon.py FILE   # runs `bpftool btf dump file FILE format raw`
+    scripts/btf-canon.py [--base BASE] [--only CATEGORIES] [--set] FILE
 
-Two BTF files that describe the same types, in any order and with any ids, give the same
-text. A type id in a record is replaced by the referenced type's description: a named
-struct, union, enum, forward declaration, typedef, int or float by its kind and name, any
-other type by its whole description, recursively. The tests use it as a judge independent of
-dwarf2btf (whose own `diff` is the code under test): bpftool parses the files, this script
-only renames.
+runs `bpftool btf dump file FILE format raw` (with `-B BASE` for split BTF, whose base is
+dumped too, so that references into it can be described) and prints one line per type of
+FILE, sorted. Two BTF files that describe the same types, in any order and with any ids, give
+the same text. A type id in a record is replaced by the referenced type's description: a
+named struct, union, enum, forward declaration, typedef, int or float by its kind and name,
+any other type by its whole description, recursively. The tests use it as a judge
+independent of dwarf2btf (whose own `diff` is the code under test): bpftool parses the
+files, this script only renames.
+
+--only CATEGORIES (a comma-separated list of types, funcs, vars, datasecs) prints only the
+items of those categories: named types and anonymous enums are `types`, FUNCs `funcs`, VARs
+`vars`, DATASECs `datasecs`, and a DECL_TAG belongs to the category of what it tags. Other
+anonymous types (pointers, arrays, prototypes, anonymous structs) are then not lines of their
+own: they appear inside the items that refer to them, so two encoders that keep different
+unreferenced anonymous types still compare equal.
+
+--set prints each line once (compares as sets rather than multisets).
 """
 
+import argparse
 import re
 import shutil
 import subprocess
@@ -18,15 +30,21 @@ import sys
 
 # Kinds a reference names instead of describing: C gives them names that identify them.
 NOMINAL = {"STRUCT", "UNION", "ENUM", "ENUM64", "FWD", "TYPEDEF", "INT", "FLOAT"}
+CATEGORY_OF_KIND = {"FUNC": "funcs", "VAR": "vars", "DATASEC": "datasecs"}
+CATEGORIES = {"types", "funcs", "vars", "datasecs"}
 HEADER = re.compile(r"^\[(\d+)\] (\S+) '([^']*)'(.*)$")
 REF = re.compile(r"\b((?:ret_|index_)?type_id)=(\d+)")
+DECL_TAG_TARGET = re.compile(r"\btype_id=(\d+)")
 # Cuts a description's recursion; C has no cycle that avoids every named type.
 MAX_DEPTH = 32
 
 
-def dump(path):
+def dump(path, base=None):
     bpftool = shutil.which("bpftool") or "/usr/sbin/bpftool"
-    cmd = [bpftool, "btf", "dump", "file", path, "format", "raw"]
+    cmd = [bpftool, "btf", "dump", "file", path]
+    if base is not None:
+        cmd += ["-B", base]
+    cmd += ["format", "raw"]
     return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
 
 
@@ -45,7 +63,23 @@ def parse(text):
     return types
 
 
-def canon(types):
+def category(types, tid):
+    """The category of `tid` as an item, or None when it is not one."""
+    kind, name, rest, _ = types[tid]
+    if kind == "DECL_TAG":
+        m = DECL_TAG_TARGET.search(rest)
+        target = types.get(int(m.group(1))) if m else None
+        return CATEGORY_OF_KIND.get(target[0] if target else None, "types")
+    if kind in CATEGORY_OF_KIND:
+        return CATEGORY_OF_KIND[kind]
+    if name != "(anon)" or kind in ("ENUM", "ENUM64"):
+        return "types"
+    return None
+
+
+def canon(types, own=None, only=None):
+    """The sorted descriptions of the types whose ids are in `own` (all when None), or of
+    their items in the categories `only`."""
     memo = {}
 
     def ref(tid, depth):
@@ -76,13 +110,33 @@ def canon(types):
         memo[key] = text
         return text
 
-    return sorted(describe(tid) for tid in types)
+    ids = types if own is None else own
+    if only is not None:
+        ids = [tid for tid in ids if category(types, tid) in only]
+    return sorted(describe(tid) for tid in ids)
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: btf-canon.py FILE")
-    for line in canon(parse(dump(sys.argv[1]))):
+    p = argparse.ArgumentParser(description="id-free text of a BTF file, from bpftool")
+    p.add_argument("--base", help="the base BTF of a split BTF FILE")
+    p.add_argument("--only", help="comma-separated categories: types, funcs, vars, datasecs")
+    p.add_argument("--set", action="store_true", help="print each line once")
+    p.add_argument("file")
+    args = p.parse_args()
+    only = None
+    if args.only is not None:
+        only = set(args.only.split(","))
+        if not only <= CATEGORIES:
+            sys.exit(f"btf-canon.py: unknown categories {sorted(only - CATEGORIES)}")
+    types = {}
+    if args.base is not None:
+        types = parse(dump(args.base))
+    own = parse(dump(args.file, args.base))
+    types.update(own)
+    lines = canon(types, own, only)
+    if args.set:
+        lines = sorted(set(lines))
+    for line in lines:
         print(line)
 
 

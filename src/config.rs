@@ -396,7 +396,7 @@ pub struct Config {
     /// Which function table design the workers share.
     pub func_table: Design,
     /// How many times its compressed size a compressed debug section may expand to (plus
-    /// 1 MiB); 0: no limit (`--max_decompress_ratio`).
+    /// the file's 1 MiB slack, shared by its sections); 0: no limit (`--max_decompress_ratio`).
     pub max_decompress_ratio: u64,
 }
 

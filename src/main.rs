@@ -88,9 +88,9 @@ struct RunArgs {
     /// The output is byte-identical for all three.
     #[arg(long = "func-table", value_name = "DESIGN", default_value = "shared")]
     func_table: dwarf2btf::config::Design,
-    /// A compressed debug section may expand to at most N times its compressed size, plus
-    /// 1 MiB (real ones expand 3-7 times); a larger claim is an error before anything is
-    /// allocated. 0 lifts the limit.
+    /// A compressed debug section may expand to at most N times its compressed size, plus a
+    /// 1 MiB slack all of the file's compressed sections share (real ones expand 3-7 times); a
+    /// larger claim is an error before anything is allocated. 0 lifts the limit.
     #[arg(long = "max_decompress_ratio", value_name = "N", default_value_t = dwarf2btf::input::elf::DEFAULT_DECOMPRESS_RATIO)]
     max_decompress_ratio: u64,
 }

@@ -1,5 +1,6 @@
 //! Bad input gets one clear error line and a non-zero exit: never a panic, never an output
-//! file (partial or not), never a modified input.
+//! file (partial or not), never a modified input, and a peak RSS below the bound the README
+//! states (`tests/common/rss.rs`; the fuzz corpus is held to it in `tests/rss_bound.rs`).
 
 mod common;
 
@@ -15,9 +16,16 @@ fn assert_clean_failure(input: &Path, expect: &str) {
         input.file_name().unwrap().to_string_lossy()
     ));
     let before = std::fs::read(input).unwrap();
-    let detached = encode(input, &out_path, &[]);
-    let in_place = run(Command::new(bin()).arg("-J").arg(input));
-    for out in [detached, in_place] {
+    let detached = |flags: &[&str]| encode_command(input, &out_path, flags);
+    let mut in_place = Command::new(bin());
+    in_place.arg("-J").arg(input);
+    for mut cmd in [
+        detached(&[]),
+        detached(&[KERNEL_FEATURES, "--lang_exclude=rust"]),
+        in_place,
+    ] {
+        let (out, kib) = rss::within_bound(&[input], &mut cmd);
+        println!("{}: peak RSS {kib} KiB", input.display());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{}: {stderr}", input.display());
         assert!(
@@ -202,27 +210,12 @@ fn zero_bomb(dir: &Path, format: &str, size: usize) -> PathBuf {
     bomb
 }
 
-/// Peak RSS in KiB of `cmd`, as GNU time measures it.
-fn peak_rss_kib(cmd: &mut Command) -> (std::process::Output, u64) {
-    let mut timed = Command::new(tool("time"));
-    timed
-        .args(["-f", "%M"])
-        .arg(cmd.get_program())
-        .args(cmd.get_args());
-    let out = run(&mut timed);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let kib = stderr
-        .lines()
-        .last()
-        .and_then(|l| l.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no RSS from time: {stderr}"));
-    (out, kib)
-}
-
 /// Real decompression bombs, zlib and zstd: 128 MiB of zeros in `.debug_str`, a few KiB
 /// compressed. Refused with the section named, in a small resident set; with the limit
 /// lifted (`--max_decompress_ratio=0`) the same file is decompressed and encoded, which shows
-/// both that the refusal is the limit's and that the limit is what kept the memory down.
+/// both that the refusal is the limit's and that the limit is what kept the memory down — and,
+/// as that run is above the README's RSS bound for the file's size, that the bound's check
+/// (`rss::check`, which every bad input passes) can fail.
 #[test]
 fn decompression_bombs_are_refused_in_little_memory() {
     const SIZE: usize = 128 << 20;
@@ -236,7 +229,7 @@ fn decompression_bombs_are_refused_in_little_memory() {
             "section .debug_str: its compression header claims 134217728 bytes",
         );
         let out = dir.join(format!("{format}.btf"));
-        let (o, kib) = peak_rss_kib(
+        let (o, kib) = rss::peak_rss_kib(
             Command::new(bin())
                 .arg("-J")
                 .arg(format!("--btf_encode_detached={}", out.display()))
@@ -247,7 +240,7 @@ fn decompression_bombs_are_refused_in_little_memory() {
             kib < 32 << 10,
             "{format}: refused, but peak RSS was {kib} KiB"
         );
-        let (o, kib) = peak_rss_kib(
+        let (o, kib) = rss::peak_rss_kib(
             Command::new(bin())
                 .arg("-J")
                 .arg("--max_decompress_ratio=0")
@@ -259,7 +252,92 @@ fn decompression_bombs_are_refused_in_little_memory() {
             kib > (SIZE as u64 >> 10),
             "{format}, no limit: peak RSS {kib} KiB, not the {SIZE} bytes decompressed"
         );
+        assert!(
+            rss::check(&[&bomb], kib).is_err(),
+            "{format}, no limit: peak RSS {kib} KiB, within the bound the limit is there to keep"
+        );
     }
+}
+
+/// An ET_REL (x86-64) of `n` `.debug_info` sections, each the same zlib stream of 1 MiB of
+/// zeros (about 1 KiB), followed by zeros up to `size` bytes (which decompression ignores).
+fn many_small_bombs(dir: &Path, n: usize, size: usize) -> PathBuf {
+    let zlib = run_ok(Command::new(tool("python3")).args([
+        "-c",
+        "import sys, zlib; sys.stdout.buffer.write(zlib.compress(bytes(1 << 20), 9))",
+    ]))
+    .stdout;
+    // Elf64_Chdr: ch_type 1 (zlib), ch_reserved, ch_size, ch_addralign.
+    let mut payload = [1u32.to_le_bytes(), [0; 4]].concat();
+    payload.extend((1u64 << 20).to_le_bytes());
+    payload.extend(1u64.to_le_bytes());
+    payload.extend(zlib);
+    payload.resize(payload.len().max(size).next_multiple_of(8), 0);
+    let names = b"\0.debug_info\0.shstrtab\0";
+    let mut file = vec![0u8; 64];
+    let mut headers = vec![0u8; 64]; // section 0
+    let header = |name: u32, kind: u32, flags: u64, offset: usize, size: usize| {
+        let mut h = [name.to_le_bytes(), kind.to_le_bytes()].concat();
+        for word in [flags, 0, offset as u64, size as u64] {
+            h.extend(word.to_le_bytes());
+        }
+        h.extend([0u8; 8]); // sh_link, sh_info
+        h.extend(8u64.to_le_bytes()); // sh_addralign
+        h.extend(0u64.to_le_bytes()); // sh_entsize
+        h
+    };
+    for _ in 0..n {
+        // SHT_PROGBITS, SHF_COMPRESSED
+        headers.extend(header(1, 1, 0x800, file.len(), payload.len()));
+        file.extend(&payload);
+    }
+    headers.extend(header(13, 3, 0, file.len(), names.len())); // SHT_STRTAB
+    file.extend(names);
+    file.resize(file.len().next_multiple_of(8), 0);
+    let shoff = file.len() as u64;
+    file.extend(headers);
+    // e_ident (ELFCLASS64, little-endian, version 1), ET_REL, EM_X86_64, e_version.
+    let mut ehdr = b"\x7fELF\x02\x01\x01".to_vec();
+    ehdr.resize(16, 0);
+    ehdr.extend([1u16.to_le_bytes(), 62u16.to_le_bytes()].concat());
+    ehdr.extend(1u32.to_le_bytes());
+    ehdr.extend([0u64, 0, shoff].map(u64::to_le_bytes).concat()); // entry, phoff, shoff
+    ehdr.extend(0u32.to_le_bytes()); // flags
+                                     // ehsize, phentsize, phnum, shentsize, shnum, shstrndx
+    let (shnum, shstrndx) = (n as u16 + 2, n as u16 + 1);
+    ehdr.extend(
+        [64u16, 0, 0, 64, shnum, shstrndx]
+            .map(u16::to_le_bytes)
+            .concat(),
+    );
+    file[..64].copy_from_slice(&ehdr);
+    let p = dir.join(format!("bombs-{n}-{size}.o"));
+    std::fs::write(&p, file).unwrap();
+    p
+}
+
+/// Many small bombs: 500 `.debug_info` sections (an ET_REL's are concatenated) of 1 KiB, each
+/// claiming 1 MiB, which is within 64 times its size plus 1 MiB. When each section had a MiB
+/// of slack of its own, all were decompressed (500 MiB from half a MiB of file); the slack is
+/// the file's, so the second is refused.
+#[test]
+fn many_small_compressed_sections_share_one_slack() {
+    let p = many_small_bombs(&scratch("bad_many_bombs"), 500, 0);
+    assert!(std::fs::metadata(&p).unwrap().len() < 1 << 20);
+    assert_clean_failure(
+        &p,
+        "section .debug_info: its compression header claims 1048576 bytes",
+    );
+}
+
+/// What the limit lets through, and the RSS bound has to allow: 200 `.debug_info` sections
+/// that each expand exactly 64 times (16 KiB claiming 1 MiB), 200 MiB from 3.2 MiB of file,
+/// decompressed and concatenated before the DWARF (zeros) is found invalid. The peak is about
+/// 65 times the input's size, within the bound's 128 (`tests/common/rss.rs`).
+#[test]
+fn sections_at_the_decompression_limit_stay_within_the_rss_bound() {
+    let p = many_small_bombs(&scratch("bad_limit_bombs"), 200, (1 << 20) / 64 + 24);
+    assert_clean_failure(&p, "invalid DWARF in CU at .debug_info+0x0");
 }
 
 #[test]

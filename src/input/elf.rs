@@ -72,8 +72,10 @@ pub const SHF_ALLOC: u64 = 2;
 /// allocated, so a few KiB of crafted input cannot ask for gigabytes.
 pub const DEFAULT_DECOMPRESS_RATIO: u64 = 64;
 
-/// What any compressed section may expand to whatever its compressed size, so that tiny
-/// sections (a few bytes of `.debug_abbrev`) never hit the ratio.
+/// What the compressed sections of one file may expand to beyond the ratio, together, so that
+/// tiny sections (a few bytes of `.debug_abbrev`) never hit the ratio. It is the file's, not
+/// each section's: thousands of sections of a few dozen bytes (an ET_REL may have many
+/// `.debug_info`, which are concatenated) cannot each take a MiB.
 pub const DECOMPRESS_SLACK: u64 = 1 << 20;
 
 /// A parsed ELF file.
@@ -83,6 +85,9 @@ pub struct Elf<'a> {
     /// A compressed section may expand to this many times its compressed size, plus
     /// [`DECOMPRESS_SLACK`] (0: no limit).
     decompress_ratio: u64,
+    /// The sections (by index) that took some of [`DECOMPRESS_SLACK`], and how much they took
+    /// together (a section read twice takes its share once).
+    slack_taken: parking_lot::Mutex<(std::collections::BTreeSet<usize>, u64)>,
     /// Byte order of the target.
     pub endian: Endian,
     /// True for ET_REL (`.o`, `.ko`).
@@ -139,6 +144,7 @@ impl<'a> Elf<'a> {
             path,
             file,
             decompress_ratio: DEFAULT_DECOMPRESS_RATIO,
+            slack_taken: Default::default(),
             endian,
             relocatable,
             machine,
@@ -216,28 +222,37 @@ impl<'a> Elf<'a> {
             reason,
         };
         let data = sec.compressed_data().map_err(|e| bad(unreadable(sec, e)))?;
-        self.check_expansion(&data).map_err(bad)?;
+        self.check_expansion(sec.index().0, &data).map_err(bad)?;
         data.decompress().map_err(|e| bad(e.to_string()))
     }
 
-    /// Refuses a compressed section whose header claims more than the limit allows.
+    /// Refuses a compressed section (number `index`) whose header claims more than the limit
+    /// allows: the ratio times its compressed size, plus what is left of the file's slack.
     fn check_expansion(
         &self,
+        index: usize,
         data: &object::CompressedData<'_>,
     ) -> std::result::Result<(), String> {
         if data.format == object::CompressionFormat::None || self.decompress_ratio == 0 {
             return Ok(());
         }
         let packed = data.data.len() as u64;
-        let limit = packed
-            .saturating_mul(self.decompress_ratio)
-            .saturating_add(DECOMPRESS_SLACK);
-        if data.uncompressed_size <= limit {
+        let excess = data
+            .uncompressed_size
+            .saturating_sub(packed.saturating_mul(self.decompress_ratio));
+        let (sections, total) = &mut *self.slack_taken.lock();
+        if excess == 0 || sections.contains(&index) {
+            return Ok(());
+        }
+        if total.saturating_add(excess) <= DECOMPRESS_SLACK {
+            sections.insert(index);
+            *total += excess;
             return Ok(());
         }
         Err(format!(
             "its compression header claims {} bytes from {packed} compressed bytes, more than \
-             {} times that plus 1 MiB (--max_decompress_ratio raises the limit)",
+             {} times that plus what is left of the file's 1 MiB (--max_decompress_ratio raises \
+             the limit)",
             data.uncompressed_size, self.decompress_ratio
         ))
     }

@@ -3,6 +3,8 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod compare;
+pub mod judge;
+pub mod rss;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -148,11 +150,17 @@ pub const KERNEL_FEATURES: &str = "--btf_features=encode_force,var,float,enum64,
 /// Encodes `input` into `output` with dwarf2btf and extra flags.
 pub fn encode(input: &Path, output: &Path, flags: &[&str]) -> Output {
     let _ = std::fs::remove_file(output);
-    run(Command::new(bin())
-        .arg("-J")
+    run(&mut encode_command(input, output, flags))
+}
+
+/// The command [`encode`] runs.
+pub fn encode_command(input: &Path, output: &Path, flags: &[&str]) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.arg("-J")
         .arg(format!("--btf_encode_detached={}", output.display()))
         .args(flags)
-        .arg(input))
+        .arg(input);
+    cmd
 }
 
 /// One compiled fixture.
@@ -605,34 +613,51 @@ pub fn skip(why: &str) {
 /// `late`, at the first FUNC, which it rejects only in its resolve pass, after it has logged
 /// every type ("Invalid member").
 pub fn corrupt_member_type(data: &[u8], late: bool) -> Vec<u8> {
+    use dwarf2btf::btf::Kind;
+    let (_, member, kinds) = first_member(data);
+    let target = if late {
+        1 + kinds
+            .iter()
+            .position(|&k| k == Kind::Func as u32)
+            .expect("a FUNC") as u32
+    } else {
+        0x00ff_fff0
+    };
+    // A member's words: name_off, type, offset.
+    let mut out = data.to_vec();
+    out[member + 4..member + 8].copy_from_slice(&target.to_ne_bytes());
+    out
+}
+
+/// A copy of raw BTF (host byte order) whose first STRUCT member is renamed: it takes the
+/// name of its struct.
+pub fn rename_first_member(data: &[u8]) -> Vec<u8> {
+    let (record, member, _) = first_member(data);
+    let mut out = data.to_vec();
+    out.copy_within(record..record + 4, member);
+    out
+}
+
+/// In raw BTF, the byte offsets of the first STRUCT with members and of its first member,
+/// and the kind of every type (index 0 is type id 1).
+fn first_member(data: &[u8]) -> (usize, usize, Vec<u32>) {
     use dwarf2btf::btf::{kinds, read, Kind};
     let h = read::parse_header(data).unwrap();
     let types = (h.hdr_len + h.type_off) as usize;
     let words = h.endian.words(&data[types..types + h.type_len as usize]);
     let offs = read::record_offsets(&words).unwrap();
-    let kind_at = |o: u32| {
-        (
-            kinds::info_kind(words[o as usize + 1]),
-            kinds::info_vlen(words[o as usize + 1]),
-        )
-    };
-    let rec = *offs
+    let kinds: Vec<u32> = offs
         .iter()
-        .find(|&&o| kind_at(o).0 == Kind::Struct as u32 && kind_at(o).1 > 0)
-        .expect("a STRUCT with members") as usize;
-    let target = if late {
-        1 + offs
-            .iter()
-            .position(|&o| kind_at(o).0 == Kind::Func as u32)
-            .expect("a FUNC") as u32
-    } else {
-        0x00ff_fff0
-    };
-    // The first member's words follow the 3-word record head: name_off, type, offset.
-    let at = types + (rec + 4) * 4;
-    let mut out = data.to_vec();
-    out[at..at + 4].copy_from_slice(&target.to_ne_bytes());
-    out
+        .map(|&o| kinds::info_kind(words[o as usize + 1]))
+        .collect();
+    let rec = offs
+        .iter()
+        .zip(&kinds)
+        .find(|&(&o, &k)| k == Kind::Struct as u32 && kinds::info_vlen(words[o as usize + 1]) > 0)
+        .map(|(&o, _)| o as usize)
+        .expect("a STRUCT with members");
+    // The first member's words follow the 3-word record head.
+    (types + rec * 4, types + (rec + 3) * 4, kinds)
 }
 
 /// `dwarf2btf verify --kernel FILE [--base BASE]`'s output; `None` when it could not ask the

@@ -1,0 +1,92 @@
+//! Peak RSS on hostile input stays below the bound the README states ("Bad input";
+//! `tests/common/rss.rs`: 32 MiB plus 128 times the size of the input and its base). Every file of the committed
+//! fuzz corpus (`fuzz/corpus/TARGET/`) and every past fuzz finding (`tests/data/fuzz/`) is
+//! given to the binary as an encoder input (pahole's default features; the kernel's flags;
+//! in place on a copy, split on `fuzz/base.btf` with a distilled base) and to `verify` (alone
+//! and on `fuzz/base.btf`); each run must end without a panic, in a resident set below the
+//! bound. The bad-input set (`tests/bad_input.rs`) checks the same bound on each of its runs,
+//! and shows that the check fails on a run above it. The worst cases are printed.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+/// The committed corpus of every fuzz target and the past findings.
+fn inputs() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("fuzz/corpus"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.push(root.join("tests/data/fuzz"));
+    let mut files: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn fuzz_corpus_and_findings_stay_below_the_rss_bound() {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/base.btf");
+    let dir = scratch("runs");
+    let (out, copy) = (dir.join("out.btf"), dir.join("copy"));
+    let kernel = [KERNEL_FEATURES, "--lang_exclude=rust"];
+    let split = format!("{KERNEL_FEATURES},distilled_base");
+    let mut runs: Vec<(u64, u64, String)> = Vec::new();
+    let files = inputs();
+    assert!(files.len() > 100, "only {} inputs", files.len());
+    for input in &files {
+        std::fs::copy(input, &copy).unwrap();
+        let detached = |flags: &[&str]| encode_command(input, &out, flags);
+        let mut in_place = Command::new(bin());
+        in_place
+            .args(["-J", &split])
+            .arg(format!("--btf_base={}", base.display()))
+            .arg(&copy);
+        let mut verify = Command::new(bin());
+        verify.arg("verify").arg(input);
+        let mut verify_split = Command::new(bin());
+        verify_split
+            .args(["verify", "--base"])
+            .arg(&base)
+            .arg(input);
+        let (alone, on_base) = ([input.as_path()], [input.as_path(), base.as_path()]);
+        for (what, mut cmd, inputs) in [
+            ("default", detached(&[]), &alone[..]),
+            ("kernel flags", detached(&kernel), &alone),
+            ("in place, split", in_place, &on_base),
+            ("verify", verify, &alone),
+            ("verify --base", verify_split, &on_base),
+        ] {
+            let (o, kib) = rss::within_bound(inputs, &mut cmd);
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                matches!(o.status.code(), Some(0 | 1)) && !stderr.contains("panicked"),
+                "{} ({what}): {}",
+                input.display(),
+                text(&o)
+            );
+            let name = input.file_name().unwrap().to_string_lossy();
+            let size: u64 = inputs.iter().map(|p| p.metadata().unwrap().len()).sum();
+            runs.push((
+                kib,
+                rss::bound_kib(size),
+                format!("{name} ({what}, {size} bytes)"),
+            ));
+        }
+    }
+    runs.sort();
+    println!(
+        "{} runs on {} inputs; the highest peaks:",
+        runs.len(),
+        files.len()
+    );
+    for (kib, bound, what) in runs.iter().rev().take(8) {
+        println!("  {kib} KiB of {bound} KiB allowed: {what}");
+    }
+}
