@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the test suite needs on a fresh Debian machine: the oracles (pahole, bpftool,
-# and python3 for scripts/btf-canon.py, which normalises bpftool's dumps for the tests),
+# Installs what the test suite needs on a fresh Debian machine: cargo-nextest (which runs the
+# tests, each under a time limit: .config/nextest.toml), the oracles (pahole, bpftool, and
+# python3 for scripts/btf-canon.py, which normalises bpftool's dumps for the tests),
 # the fixture compilers (gcc, clang, with lld for LTO) and dwz, libbpf-sys's build inputs (libelf, zlib, pkg-config),
 # binutils (readelf), GNU time, strace (tests/write_safety.rs), and what
 # scripts/kernel-check-6.1.sh needs to boot Debian's 6.1 kernel (qemu, cpio, a static libc for
@@ -9,3 +10,7 @@ set -euo pipefail
 
 "$(dirname "$0")/apt-install.sh" dwarves bpftool python3 clang clang-16 llvm lld dwz gcc libelf-dev zlib1g-dev pkg-config \
   binutils time xz-utils strace qemu-system-x86 cpio libc6-dev
+
+if ! cargo nextest --version >/dev/null 2>&1; then
+  cargo install --locked cargo-nextest
+fi

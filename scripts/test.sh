@@ -59,10 +59,14 @@ for i in "${!stages[@]}"; do
     exit 1
   fi
 done
-cargo test --release --workspace
+# cargo-nextest runs each test in its own process under a time limit (.config/nextest.toml):
+# a test that hangs is killed and fails, naming itself, instead of stalling the run. It does
+# not run doctests; cargo test does.
+cargo nextest run --release --workspace
+cargo test --release --workspace --doc
 # The fuzzers' crash inputs once more with overflow checks on (a debug build): the arithmetic
 # overflows they found wrap silently in release, so only this run could see them return.
-cargo test --test fuzz_regressions
+cargo nextest run --test fuzz_regressions
 # loom models of the lock-free function table and the dedup hand-over (own target dir:
 # --cfg dwarf2btf_loom rebuilds everything)
 RUSTFLAGS="--cfg dwarf2btf_loom" CARGO_TARGET_DIR=target/loom cargo test --release -p loom-tests --tests

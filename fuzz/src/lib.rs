@@ -9,13 +9,17 @@ use std::sync::{Arc, OnceLock};
 
 use dwarf2btf::btf::distill::distill_base;
 use dwarf2btf::btf::{canon, dump, read, verify, write, Btf};
-use dwarf2btf::config::{Config, Design, Features, Output};
+use dwarf2btf::config::{Config, Features, Output};
 use dwarf2btf::dedup::{dedup, DedupOptions};
 use dwarf2btf::pipeline;
+use elf_input::{BaseChoice, ElfInput};
 use random_btf::{random_case, Source};
 
 #[path = "../../tests/common/random_btf.rs"]
 pub mod random_btf;
+
+#[path = "elf_input.rs"]
+pub mod elf_input;
 
 /// The fuzz input read one byte per choice; once it runs out, an xorshift seeded by its length
 /// takes over, so that short inputs still make whole cases (deterministically).
@@ -144,17 +148,24 @@ fn every_feature() -> Features {
     }
 }
 
-fn encode(input: &Path, output: Output, base: Option<PathBuf>, features: Features) {
+/// One run of the encoder on `input`, as the command line with these options runs it.
+fn encode(
+    input: &Path,
+    output: Output,
+    base: Option<PathBuf>,
+    features: Features,
+    opts: &ElfInput,
+) {
     let config = Config {
         input: input.to_path_buf(),
         output,
         base,
-        jobs: 1,
+        jobs: opts.jobs,
         features,
         lang_exclude: Vec::new(),
         verbose: false,
         no_dedup: false,
-        func_table: Design::Shared,
+        func_table: opts.design,
         max_decompress_ratio: dwarf2btf::input::elf::DEFAULT_DECOMPRESS_RATIO,
     };
     let _ = pipeline::run(&config);
@@ -163,16 +174,30 @@ fn encode(input: &Path, output: Output, base: Option<PathBuf>, features: Feature
 /// Target `elf_pipeline`: the whole encoder on an arbitrary file, as `dwarf2btf` runs it (the
 /// input is written to a file, since the tool maps its input): once to a detached output
 /// with pahole's default features, once in place (`-J`, the file being a copy) with every
-/// feature on and [`BASE_BTF`] as base, so split encoding and the distilled base run too.
+/// feature on and a base, so split encoding and the distilled base run too. The input's first
+/// bytes choose the options of both runs ([`ElfInput::parse`]): `-j` 1 to 4, the function
+/// table design, the base ([`BASE_BTF`], none, or bytes from the input: a hostile base), and
+/// whether the harness first compresses the file's debug sections (zlib or zstd).
 pub fn elf_pipeline(data: &[u8]) {
+    let opts = ElfInput::parse(data);
+    let compressed = elf_input::compress_debug_sections(opts.object, opts.compression);
     SCRATCH.with(|dir| {
         let dir = dir.path();
         let input = dir.join("input.o");
-        std::fs::write(&input, data).expect("the input is written");
+        std::fs::write(&input, compressed.as_deref().unwrap_or(opts.object))
+            .expect("the input is written");
         let detached = Output::Detached(dir.join("out.btf"));
-        encode(&input, detached, None, Features::default());
-        let base = Some(dir.join("base.btf"));
-        encode(&input, Output::InPlace, base, every_feature());
+        encode(&input, detached, None, Features::default(), &opts);
+        let base = match opts.base {
+            BaseChoice::Fixed => Some(dir.join("base.btf")),
+            BaseChoice::Input(bytes) => {
+                let path = dir.join("input-base.btf");
+                std::fs::write(&path, bytes).expect("the base is written");
+                Some(path)
+            }
+            BaseChoice::None => None,
+        };
+        encode(&input, Output::InPlace, base, every_feature(), &opts);
     });
 }
 
