@@ -38,8 +38,10 @@
 # Each run redoes the config, deletes vmlinux and the .ko files so that the encoder runs
 # again on all of them, and reuses the compiled objects; --clean starts the build dir afresh.
 # Time on 2 cores (measured): a first build 8-14 minutes for 6.12 and 6-10 for 6.1 (more when
-# other work shares the cores), 7.2 TIME72; a rerun about 15 s of make and 30 s in all;
-# the boot a few seconds under TCG. Where nested KVM hangs (it does on this VM), auto mode
+# other work shares the cores); 7.2 about 6 minutes of make with the cores to itself (666 s of
+# CPU), 20.5 minutes measured with other work holding half the cores, plus 12 s to fetch sid's
+# lists and the .deb and 41 s to extract it once (docs/benchmarks.md); a rerun about 15 s of
+# make and 30 s in all (7.2: 35 s and 67 s); the boot a few seconds under TCG. Where nested KVM hangs (it does on this VM), auto mode
 # spends its 20 s timeout on KVM first: KB_ACCEL=tcg skips that.
 # Knobs: KB_ACCEL=auto|kvm|tcg (auto: KVM when /dev/kvm opens, under KB_KVM_TIMEOUT, default
 # 20 s, then TCG if no RESULT line came: nested KVM can hang right after "Booting from ROM"),
@@ -228,7 +230,8 @@ KREL=$("${MAKE[@]}" -s kernelrelease)
 say "kernel $KREL, config ok: DEBUG_INFO_BTF=y DEBUG_INFO_BTF_MODULES=y"
 
 # ---- build
-rm -f "$B/vmlinux" "$B"/.tmp_vmlinux* "$B/arch/x86/boot/bzImage"
+# (7.x links vmlinux.unstripped, then strips it into vmlinux: both go, so that BTF is redone)
+rm -f "$B/vmlinux" "$B/vmlinux.unstripped" "$B"/.tmp_vmlinux* "$B/arch/x86/boot/bzImage"
 find "$B" -name '*.ko' -delete
 say "building bzImage and modules (make -j$JOBS, log in $B/build.log)"
 t0=$(date +%s)

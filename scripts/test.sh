@@ -5,7 +5,7 @@
 # and builds and boots real kernels (Debian's 6.12 and 6.1, and sid's 7.2, whose vmlinux BTF
 # must equal pahole HEAD's committed one) with dwarf2btf as PAHOLE.
 #
-#   scripts/test.sh                       # everything (about 20-25 minutes on 2 cores)
+#   scripts/test.sh                       # everything (about 25-30 minutes on 2 cores)
 #   KERNEL_BUILDS="" scripts/test.sh      # without the kernel builds
 set -euo pipefail
 cd "$(dirname "$0")/.."

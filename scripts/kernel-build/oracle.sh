@@ -38,8 +38,9 @@ oracle_cmp() {
   d2b=$RUN
   "$d2b" diff --help >/dev/null 2>&1 || d2b=${CARGO_TARGET_DIR:-$REPO/target}/release/dwarf2btf
   if [ -x "$d2b" ]; then
-    echo "   $d2b diff (oracle, this build), first lines:" >&2
-    "$d2b" diff "$want" "$file" 2>&1 | head -n 20 | sed 's/^/     /' >&2 || true
+    echo "   $d2b diff (oracle, this build), from the first differing item:" >&2
+    "$d2b" diff "$want" "$file" 2>&1 | sed -n '/differing item/,$p' | head -n 12 | cut -c1-300 \
+      | sed 's/^/     /' >&2 || true
   fi
   return 1
 }
