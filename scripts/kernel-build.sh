@@ -41,8 +41,9 @@
 # other work shares the cores); 7.2 about 6 minutes of make with the cores to itself (666 s of
 # CPU), 20.5 minutes measured with other work holding half the cores, plus 12 s to fetch sid's
 # lists and the .deb and 41 s to extract it once (docs/benchmarks.md); a rerun about 15 s of
-# make and 30 s in all (7.2: 35 s and 67 s); the boot a few seconds under TCG. Where nested KVM hangs (it does on this VM), auto mode
-# spends its 20 s timeout on KVM first: KB_ACCEL=tcg skips that.
+# make and 30 s in all (7.2: 35 s and 67 s); the boot a few seconds under TCG. Where nested
+# KVM hangs (it does on this VM), auto mode spends its 20 s timeout on KVM first: KB_ACCEL=tcg
+# skips that.
 # Knobs: KB_ACCEL=auto|kvm|tcg (auto: KVM when /dev/kvm opens, under KB_KVM_TIMEOUT, default
 # 20 s, then TCG if no RESULT line came: nested KVM can hang right after "Booting from ROM"),
 # KB_TCG_TIMEOUT (s, default 300), KB_JOBS (default nproc), KB_LLVM=1 (build with LLVM=1 and
