@@ -38,10 +38,10 @@
 # Each run redoes the config, deletes vmlinux and the .ko files so that the encoder runs
 # again on all of them, and reuses the compiled objects; --clean starts the build dir afresh.
 # Time on 2 cores (measured): a first build 8-14 minutes for 6.12 and 6-10 for 6.1 (more when
-# other work shares the cores); 7.2 about 6 minutes of make with the cores to itself (666 s of
-# CPU), 20.5 minutes measured with other work holding half the cores, plus 12 s to fetch sid's
-# lists and the .deb and 41 s to extract it once (docs/benchmarks.md); a rerun about 15 s of
-# make and 30 s in all (7.2: 35 s and 67 s); the boot a few seconds under TCG. Where nested
+# other work shares the cores); 7.2 about 5-6 minutes of make with the cores to itself (666 s
+# of CPU; 298 s measured), 20.5 minutes with other work holding half the cores, plus 12 s to
+# fetch sid's lists and the .deb and 41 s to extract it once (docs/benchmarks.md); a rerun
+# about 15 s of make and 30 s in all; the boot a few seconds under TCG. Where nested
 # KVM hangs (it does on this VM), auto mode spends its 20 s timeout on KVM first: KB_ACCEL=tcg
 # skips that.
 # Knobs: KB_ACCEL=auto|kvm|tcg (auto: KVM when /dev/kvm opens, under KB_KVM_TIMEOUT, default
@@ -183,6 +183,11 @@ exit $rc
 EOF
 chmod +x "$WRAPPER"
 
+# The banner strings (linux_banner and its kin: "#1 SMP ... root@host ... date") end up as
+# const char[N] arrays in vmlinux's BTF, N their length: pinned so that the BTF depends on
+# neither the machine's user and hostname, nor the build count of this build dir (#1, #2, ...),
+# nor the time zone. (KBUILD_BUILD_TIMESTAMP is left alone: setting it changes pahole's flags.)
+export KBUILD_BUILD_USER=kernel-build KBUILD_BUILD_HOST=dwarf2btf KBUILD_BUILD_VERSION=1 TZ=UTC
 MAKE=(make -C "$SRC" O="$B" PAHOLE="$WRAPPER" -j"$JOBS")
 if [ "$LLVM_LTO" = 1 ]; then
   "$REPO/scripts/apt-install.sh" clang lld llvm

@@ -36,7 +36,7 @@ oracle_cmp() {
   echo "   $name: DIFFERS from pahole HEAD's: $(stat -c %s "$file") bytes against $(stat -c %s "$want")" >&2
   echo "   first difference: $(cmp "$want" "$file" 2>&1 | head -n 1) (oracle first)" >&2
   d2b=$RUN
-  "$d2b" diff --help >/dev/null 2>&1 || d2b=${CARGO_TARGET_DIR:-$REPO/target}/release/dwarf2btf
+  "$d2b" diff --help 2>&1 | grep -q 'Compare two BTFs' || d2b=${CARGO_TARGET_DIR:-$REPO/target}/release/dwarf2btf
   if [ -x "$d2b" ]; then
     echo "   $d2b diff (oracle, this build), from the first differing item:" >&2
     "$d2b" diff "$want" "$file" 2>&1 | sed -n '/differing item/,$p' | head -n 12 | cut -c1-300 \
