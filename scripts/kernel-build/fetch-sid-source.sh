@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Fetches the newest linux-source-7.* that Debian unstable (sid) has, through a private apt
+# configuration under DIR (the machine's own sources and package database are not touched, and
+# nothing is installed), unpacks the .deb under DIR/deb/ and prints, on stdout, one line:
+#
+#   PACKAGE VERSION TARBALL        e.g. linux-source-7.2 7.2.13-1 DIR/deb/usr/src/linux-source-7.2.tar.xz
+#
+#   scripts/kernel-build/fetch-sid-source.sh DIR
+#
+# DIR/apt/ holds the sid sources list, an empty dpkg status, the package lists and apt's cache.
+# The lists are refreshed on every run (sid moves); the .deb is kept in DIR/debs/ and unpacked
+# again only when the version changes. Needs apt-get and dpkg-deb; apt downloads as the caller
+# (APT::Sandbox::User), since _apt may not reach DIR.
+set -euo pipefail
+
+DIR=${1:?usage: fetch-sid-source.sh DIR}
+die() { echo "fetch-sid-source: error: $*" >&2; exit 1; }
+mkdir -p "$DIR/apt/lists/partial" "$DIR/apt/cache/archives/partial" "$DIR/debs"
+A=$DIR/apt
+echo "deb http://deb.debian.org/debian sid main" > "$A/sources.list"
+[ -e "$A/status" ] || : > "$A/status"
+APT=(-o Dir::Etc::SourceList="$A/sources.list" -o Dir::Etc::SourceParts=/dev/null
+  -o Dir::State::Lists="$A/lists" -o Dir::State::Status="$A/status" -o Dir::Cache="$A/cache"
+  -o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false
+  -o Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false
+  -o APT::Sandbox::User=root)
+echo "fetch-sid-source: apt-get update (sid only, private lists in $A)" >&2
+apt-get "${APT[@]}" update -qq >&2 || die "apt-get update for sid failed (is deb.debian.org reachable?)"
+PKG=$(apt-cache "${APT[@]}" search --names-only '^linux-source-7\.[0-9]+$' | awk '{print $1}' | sort -V | tail -n 1)
+[ -n "$PKG" ] || die "Debian sid has no linux-source-7.* package"
+VERSION=$(apt-cache "${APT[@]}" show "$PKG" | awk '/^Version: / {print $2}' | sort -V | tail -n 1)
+[ -n "$VERSION" ] || die "apt-cache shows no version of $PKG"
+
+DEB=$(ls "$DIR/debs/${PKG}_${VERSION//:/%3a}_"*.deb 2>/dev/null | head -n 1 || true)
+if [ -z "$DEB" ]; then
+  echo "fetch-sid-source: downloading $PKG $VERSION" >&2
+  (cd "$DIR/debs" && apt-get "${APT[@]}" download -qq "$PKG=$VERSION" >&2) \
+    || die "apt-get download $PKG=$VERSION failed"
+  DEB=$(ls "$DIR/debs/${PKG}_${VERSION//:/%3a}_"*.deb 2>/dev/null | head -n 1 || true)
+  [ -n "$DEB" ] || die "apt-get download left no .deb for $PKG $VERSION in $DIR/debs"
+  # only the newest .deb is kept
+  find "$DIR/debs" -name 'linux-source-*.deb' ! -path "$DEB" -delete
+fi
+[ "$(dpkg-deb -f "$DEB" Version)" = "$VERSION" ] || die "$DEB is not version $VERSION"
+
+TARBALL=$DIR/deb/usr/src/$PKG.tar.xz
+if [ "$(cat "$DIR/deb/.unpacked" 2>/dev/null || true)" != "$PKG $VERSION" ] || [ ! -f "$TARBALL" ]; then
+  rm -rf "$DIR/deb"
+  dpkg-deb -x "$DEB" "$DIR/deb"
+  [ -f "$TARBALL" ] || die "$DEB has no usr/src/$PKG.tar.xz"
+  echo "$PKG $VERSION" > "$DIR/deb/.unpacked"
+fi
+echo "$PKG $VERSION $TARBALL"
