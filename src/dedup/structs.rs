@@ -76,7 +76,7 @@ impl Dedup {
         let mut new_id = id;
         let mut cur = self.table.cursor(h);
         while let Some(c) = self.table.next(&mut cur, h) {
-            if !shallow(self.types.rec(id).tpl(), self.types.rec(c).tpl()) {
+            if !same_template(self.types.rec(id), self.types.rec(c), shallow) {
                 continue;
             }
             self.clear_hypot_map();
@@ -269,7 +269,7 @@ impl Walk<'_> {
             kind::STRUCT | kind::UNION => {
                 // btf_shallow_equal_struct (no id field), then the member types, queued from
                 // the last.
-                if !hash::shallow_equal_struct(ct, kt) {
+                if !same_template(cr, kr, hash::shallow_equal_struct) {
                     return Ok(Step::No);
                 }
                 for i in (0..vlen(ct)).rev() {
@@ -397,6 +397,18 @@ fn fwd_kind(t: &[u32]) -> u32 {
         kind::UNION
     } else {
         kind::STRUCT
+    }
+}
+
+/// Whether two STRUCT/UNION or TYPEDEF records are equal in every field but their type ids,
+/// as `shallow` compares them: by template number when both are compact (a template is the
+/// record with its id fields zeroed, and templates are interned), by `shallow` when a raw base
+/// record is one of them.
+#[inline(always)]
+fn same_template(a: Rec<'_>, b: Rec<'_>, shallow: hash::Equal) -> bool {
+    match (a.template(), b.template()) {
+        (Some(x), Some(y)) => x == y,
+        _ => shallow(a.tpl(), b.tpl()),
     }
 }
 

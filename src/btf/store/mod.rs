@@ -70,6 +70,8 @@ pub struct Rec<'a> {
     ids: &'a [u16],
     form: Form,
     id: u32,
+    /// The template's number (meaningless for [`Form::Raw`]).
+    key: u32,
 }
 
 /// How a [`Rec`] holds its ids.
@@ -90,6 +92,14 @@ impl<'a> Rec<'a> {
     #[inline(always)]
     pub fn tpl(self) -> &'a [u32] {
         self.tpl
+    }
+
+    /// The number of the record's template, unless it is a raw base record. Templates are
+    /// interned: two compact records have equal template words exactly when their numbers
+    /// are equal.
+    #[inline(always)]
+    pub fn template(self) -> Option<u32> {
+        (self.form != Form::Raw).then_some(self.key)
     }
 
     /// The `info` word.
@@ -163,6 +173,7 @@ impl<'a> View<'a> {
                 ids: &[],
                 form: Form::Raw,
                 id,
+                key: 0,
             };
         };
         let o = self.offs.of(own as u32);
@@ -184,6 +195,7 @@ impl<'a> View<'a> {
                 Form::Near
             },
             id,
+            key,
         }
     }
 
