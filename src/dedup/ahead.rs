@@ -30,9 +30,15 @@ pub(super) struct Ahead {
 
 impl Ahead {
     pub(super) fn new(g: Graph<'_>) -> Self {
+        // Split BTF with no types of its own has no record to start from.
+        let unit = if g.start_id < g.type_cnt() {
+            g.record_unit(g.start_id) & !(LINE_UNITS - 1)
+        } else {
+            g.record_units()
+        };
         Ahead {
             entries: g.start_id,
-            unit: g.record_unit(g.start_id) & !(LINE_UNITS - 1),
+            unit,
         }
     }
 
