@@ -398,6 +398,9 @@ pub struct Config {
     /// How many times its compressed size a compressed debug section may expand to (plus
     /// the file's 1 MiB slack, shared by its sections); 0: no limit (`--max_decompress_ratio`).
     pub max_decompress_ratio: u64,
+    /// `--stats`: also measure what the run cannot count itself, the resident DWARF (which
+    /// reads `/proc/self/smaps` at every release of the input's pages).
+    pub stats: bool,
 }
 
 /// Where an encoding run writes its BTF.

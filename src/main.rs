@@ -464,6 +464,7 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
     };
     let config = Config {
         no_dedup: args.no_dedup,
+        stats: args.stats,
         ..config(input, output, args.run, feature_args, args.verbose)?
     };
     let summary = pipeline::run(&config)?;
@@ -553,6 +554,7 @@ fn config(
         no_dedup: false,
         func_table: args.func_table,
         max_decompress_ratio: args.max_decompress_ratio,
+        stats: false,
     })
 }
 

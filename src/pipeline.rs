@@ -294,8 +294,9 @@ pub fn encode(
     let store = store_with_base(&dst)?;
     let dwarf_peak = std::sync::atomic::AtomicU64::new(0);
     let release_dwarf = || {
-        let resident = stats::file_resident_mib(path);
-        dwarf_peak.fetch_max(resident, Ordering::Relaxed);
+        if config.stats {
+            dwarf_peak.fetch_max(stats::file_resident_mib(path), Ordering::Relaxed);
+        }
         mapped.release(0..mapped.bytes().len());
     };
     let merge = Merge {
@@ -468,6 +469,10 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     // every worker stays an owner and takes batches, but at most one per CPU encodes at a
     // time, lowest batches first (the merge takes them in order).
     let turns = Gate::new(jobs.min(cpus));
+    // Merged chunks' BTF, for the next batches to reuse: a fresh chunk's buffers would be
+    // mapped and faulted in page by page (they pass glibc's mapping threshold). At most one
+    // per worker that can run at once, and none kept once every batch has started.
+    let spares = SparePool::new(jobs.min(cpus));
     let (tx, rx) = mpsc::channel::<(usize, Owner, Result<Chunk>)>();
     let mut merged = Merged {
         btf: dst,
@@ -486,8 +491,8 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     let outcome = std::thread::scope(|s| -> Result<()> {
         for owner in 0..jobs {
             let tx = tx.clone();
-            let (table, next, failed, window, turns, batches) =
-                (&table, &next, &failed, &window, &turns, &batches);
+            let (table, next, failed, window, turns, batches, spares) =
+                (&table, &next, &failed, &window, &turns, &batches, &spares);
             s.spawn(move || {
                 let mut saver = table.saver(owner as u32);
                 let mut save = |found: FoundFunction<'_, 'a>| {
@@ -507,7 +512,7 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                     window.wait_for(b);
                     let chunk = {
                         let _turn = Turn::take(turns, b);
-                        ctx.encode_batch(batches[b].clone(), b as u32, &mut save)
+                        ctx.encode_batch(batches[b].clone(), b as u32, spares.take(), &mut save)
                     };
                     if tx.send((b, owner as Owner, chunk)).is_err() {
                         break;
@@ -550,6 +555,9 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                 merged.cus_skipped += chunk.cus_skipped;
                 merged.workers += chunk.times;
                 merged.chunk_messages.extend(chunk.messages);
+                if next.load(Ordering::Relaxed) < batches.len() {
+                    spares.put(chunk.btf);
+                }
                 expected += 1;
                 window.advance(expected);
                 merge.progress.cus_done(merged.cus + merged.cus_skipped);
@@ -572,6 +580,33 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     merged.table = table_stats(&merged.groups, &batch_owner, jobs, contention);
     merged.table.finish = finish.elapsed().as_secs_f64();
     Ok(merged)
+}
+
+/// Merged chunks' BTF kept for reuse, up to a number of them.
+struct SparePool {
+    spares: parking_lot::Mutex<Vec<Btf>>,
+    cap: usize,
+}
+
+impl SparePool {
+    fn new(cap: usize) -> Self {
+        SparePool {
+            spares: parking_lot::Mutex::new(Vec::with_capacity(cap)),
+            cap,
+        }
+    }
+
+    fn take(&self) -> Option<Btf> {
+        self.spares.lock().pop()
+    }
+
+    /// Keeps `btf` if the pool has room; drops it otherwise.
+    fn put(&self, btf: Btf) {
+        let mut spares = self.spares.lock();
+        if spares.len() < self.cap {
+            spares.push(btf);
+        }
+    }
 }
 
 /// The function table's counters, read from the per-owner folds `finish` returned.

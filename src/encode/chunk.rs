@@ -219,14 +219,15 @@ impl<'a> EncodeContext<'a, '_> {
     }
 
     /// Encodes CUs `range` into a new chunk, handing every function with an ELF symbol to
-    /// `found`.
+    /// `found`. The chunk's BTF reuses `spare`'s memory when given one (a merged chunk's).
     pub fn encode_batch(
         &self,
         range: Range<usize>,
         chunk_index: u32,
+        spare: Option<Btf>,
         found: &mut impl FnMut(FoundFunction<'_, 'a>),
     ) -> Result<Chunk> {
-        let mut btf = Btf::new();
+        let mut btf = spare.map_or_else(Btf::new, Btf::new_in);
         btf.endian = self.endian;
         let mut chunk = Chunk {
             btf,
