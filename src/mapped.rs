@@ -41,18 +41,21 @@ impl Mapped {
     /// Tells the kernel a byte range will not be read again, so its page-cache pages can leave
     /// this process's resident set (the file stays intact).
     pub fn release(&self, range: std::ops::Range<usize>) {
-        let page = 4096;
-        let start = range.start / page * page;
         let end = range.end.min(self.map.len());
-        if end <= start {
+        if end <= range.start {
             return;
         }
+        // The pages partly in the range go too: memmap2 moves the start down to its page
+        // (whatever the page size), and the kernel rounds the length up to whole pages.
         // SAFETY: MADV_DONTNEED on a private read-only file mapping only drops this process's
         // page references; the next access re-reads the unchanged file, so no slice handed out
         // from this map can observe different bytes. A failure changes memory use, never results.
         let _ = unsafe {
-            self.map
-                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+            self.map.unchecked_advise_range(
+                memmap2::UncheckedAdvice::DontNeed,
+                range.start,
+                end - range.start,
+            )
         };
     }
 }
