@@ -11,10 +11,12 @@
 //! two sides alternating), with dwarf2btf/libbpf ratios. The peak is the whole
 //! child's: the input it read, plus for `built` the in-memory BTF it built first.
 //!
-//! Input: the encoder's pre-dedup BTF of the Debian 6.1 vmlinux when present
-//! (`/root/.cache/dwarf2btf/vmlinux-6.1.0-57.prededup.btf`), otherwise three concatenated
-//! copies of the deduplicated kernel BTF from `/work/shared/oracles`.
+//! Input: the encoder's pre-dedup BTF of `$DWARF2BTF_VMLINUX`, else of the reference vmlinux
+//! that scripts/fetch-kernel.sh caches; without either, three concatenated copies of pahole
+//! HEAD's deduplicated BTF of it (the committed oracle, through scripts/oracle.sh).
 
+#[path = "common/kernel_input.rs"]
+mod kernel_input;
 #[path = "../tests/common/libbpf_oracle.rs"]
 mod libbpf_oracle;
 
@@ -24,14 +26,18 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use dwarf2btf::btf::{read, write, Btf};
 use dwarf2btf::dedup::{dedup, DedupOptions};
 
-const KERNEL_PREDEDUP: &str = "/root/.cache/dwarf2btf/vmlinux-6.1.0-57.prededup.btf";
-const PAHOLE_HEAD: &str = "/work/shared/oracles/vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf";
-
 fn input() -> Option<(&'static str, Vec<u8>)> {
-    if let Ok(d) = std::fs::read(KERNEL_PREDEDUP) {
-        return Some(("kernel-prededup", d));
+    let vmlinux = kernel_input::vmlinux();
+    if vmlinux.exists() {
+        return Some(("kernel-prededup", kernel_input::prededup(vmlinux)));
     }
-    let d = std::fs::read(PAHOLE_HEAD).ok()?;
+    let oracle = std::process::Command::new("scripts/oracle.sh")
+        .arg("vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let path = String::from_utf8(oracle.stdout).ok()?;
+    let d = std::fs::read(path.trim()).ok()?;
     let src = read::parse(&d, None).ok()?;
     Some((
         "3x-vmlinux",

@@ -15,6 +15,8 @@ const RECORDS_AHEAD: u32 = 4096;
 /// The per-id entries (record positions, kinds, canonical map) go this much further ahead, so that
 /// the record positions are cached by the time the records are prefetched.
 const ENTRIES_LEAD: u32 = 512;
+/// The templates are prefetched this many ids ahead, from records prefetched long before.
+const TEMPLATES_AHEAD: u32 = 1024;
 /// `u32` words per cache line.
 const LINE_WORDS: usize = 16;
 /// Record units (`u16`) per cache line.
@@ -26,6 +28,8 @@ pub(super) struct Ahead {
     entries: u32,
     /// Next record unit (a line start) not yet prefetched.
     unit: usize,
+    /// Next id whose template is not yet prefetched.
+    templates: u32,
 }
 
 impl Ahead {
@@ -39,6 +43,7 @@ impl Ahead {
         Ahead {
             entries: g.start_id,
             unit,
+            templates: g.start_id,
         }
     }
 
@@ -58,6 +63,11 @@ impl Ahead {
         while self.unit < records_to {
             g.prefetch_record_unit(self.unit);
             self.unit += LINE_UNITS;
+        }
+        let templates_to = (id + TEMPLATES_AHEAD).min(cnt);
+        while self.templates < templates_to {
+            g.prefetch_template(self.templates);
+            self.templates += 1;
         }
     }
 }

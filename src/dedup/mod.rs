@@ -475,6 +475,13 @@ impl<'a> Graph<'a> {
         ahead::prefetch_outer(self.view.unit(unit));
     }
 
+    /// Prefetches the template of `id`, an own id whose record is cached, into the outer
+    /// caches.
+    #[inline(always)]
+    pub(crate) fn prefetch_template(self, id: u32) {
+        ahead::prefetch_outer(self.view.template_start(id));
+    }
+
     /// Prefetches the per-id entries of `id` (record position, kind, canonical map) into the
     /// outer caches.
     #[inline(always)]

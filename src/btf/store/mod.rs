@@ -224,6 +224,18 @@ impl<'a> View<'a> {
         (self.offs.entry(own), self.offs.block(own))
     }
 
+    /// The first word of the template of `id`, which is not a base id (for prefetching).
+    #[inline(always)]
+    pub fn template_start(self, id: u32) -> &'a u32 {
+        let o = self.offs.of(self.own_index(id));
+        let first = self.data[o];
+        let mut key = u32::from(first) & (SHORT_NUMBERS - 1);
+        if first & LONG != 0 {
+            key |= u32::from(self.data[o + 1]) << NUMBER_BITS;
+        }
+        &self.tpls[self.tpl_offs[key as usize] as usize]
+    }
+
     /// The record unit at `unit` (for prefetching).
     #[inline(always)]
     pub fn unit(self, unit: usize) -> &'a u16 {
