@@ -36,7 +36,7 @@ use crate::dedup::{dedup_store, store_with_base, DedupOptions};
 use crate::dwarf::foreign::UnitIndex;
 use crate::dwarf::units::{unit_headers_releasing, DebugSections};
 use crate::encode::chunk::{Chunk, EncodeContext, EncodeWatch, FoundFunction};
-use crate::encode::concat::append_chunk;
+use crate::encode::concat::Concat;
 use crate::encode::variables::{PendingSecinfo, VarEncoder};
 use crate::error::{Error, Result};
 use crate::functions::final_pass::{FinalPass, FuncStats};
@@ -522,7 +522,7 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
         }
         drop(tx);
         let mut pending = BTreeMap::new();
-        let mut index_type = None;
+        let mut concat = Concat::default();
         let mut expected = 0usize;
         for (b, owner, chunk) in rx {
             batch_owner[b] = owner;
@@ -537,11 +537,10 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                         return Err(e);
                     }
                 };
-                let offset = append_chunk(
+                let offset = concat.append(
                     &mut merged.btf,
                     &mut merged.store,
                     &chunk.btf,
-                    &mut index_type,
                     chunk.index_local,
                 )?;
                 merged.chunk_offsets[expected] = offset;

@@ -28,7 +28,7 @@ use dwarf2btf::dwarf::foreign::UnitIndex;
 use dwarf2btf::dwarf::types::decode_cu_types;
 use dwarf2btf::dwarf::units::{unit_headers, Cu, DebugSections};
 use dwarf2btf::dwarf::variables::decode_cu_variables;
-use dwarf2btf::encode::concat::append_chunk;
+use dwarf2btf::encode::concat::Concat;
 use dwarf2btf::encode::types::{encode_cu_types, establishes_index, IndexRole};
 use dwarf2btf::encode::variables::{PendingSecinfo, VarEncoder};
 use dwarf2btf::input::elf::{Elf, Mapped};
@@ -296,7 +296,9 @@ fn encode_vars(path: &Path, features: &Features, out: &Path) -> (PathBuf, Vec<St
     let mut btf = Btf::new();
     btf.endian = elf.endian;
     let mut store = Store::new();
-    let shift = append_chunk(&mut btf, &mut store, &chunk, &mut None, index_local).unwrap();
+    let shift = Concat::default()
+        .append(&mut btf, &mut store, &chunk, index_local)
+        .unwrap();
     for p in &mut pending {
         p.var_id += shift;
     }

@@ -11,63 +11,75 @@ use crate::btf::types::{for_each_str_off_mut, for_each_type_id_mut};
 use crate::btf::Btf;
 use crate::error::{Error, Result};
 
-/// Appends every type of `chunk` to `dst`, the records into `store` (held by `dst`, see
-/// [`Btf::hold_in_store`]) and the strings into `dst`; returns the id offset added to the
-/// chunk's ids.
-///
-/// `index_type` is the id arrays use as index type; `chunk_index` is the chunk's own index
-/// type (local id) when the index type is established inside it.
-pub fn append_chunk(
-    dst: &mut Btf,
-    store: &mut Store,
-    chunk: &Btf,
-    index_type: &mut Option<u32>,
-    chunk_index: Option<u32>,
-) -> Result<u32> {
-    let offset = dst.type_cnt() - 1;
-    if let Some(local) = chunk_index {
-        *index_type = Some(local + offset);
-    }
-    let strmap = string_map(dst, chunk);
-    let mut words = Vec::new();
-    for t in chunk.own_types() {
-        let kind = t
-            .kind()
-            .ok_or_else(|| Error::BadBtf("unknown kind in a chunk".into()))?;
-        words.clear();
-        words.extend_from_slice(t.words);
-        for_each_str_off_mut(kind, &mut words, |off| *off = strmap[*off as usize]);
-        let mut missing_index = false;
-        for_each_type_id_mut(kind, &mut words, |id| {
-            *id = match *id {
-                0 => 0,
-                INDEX_PLACEHOLDER => match *index_type {
-                    Some(idx) => idx,
-                    None => {
-                        missing_index = true;
-                        0
-                    }
-                },
-                local => local + offset,
-            }
-        });
-        if missing_index {
-            return Err(Error::BadBtf(
-                "an array precedes the CU that establishes the index type".into(),
-            ));
-        }
-        let id = store.push(&words)?;
-        dst.hold_in_store(1)?;
-        debug_assert_eq!(id + 1, dst.type_cnt());
-    }
-    Ok(offset)
+/// What the concatenation keeps from one chunk to the next: the array index type once a
+/// chunk has established it, and its buffers, which it reuses.
+#[derive(Default)]
+pub struct Concat {
+    index_type: Option<u32>,
+    /// Per byte of the chunk's strings: the string's offset in the destination, at string
+    /// starts.
+    string_map: Vec<u32>,
+    /// The record being translated.
+    words: Vec<u32>,
 }
 
-/// Adds the chunk's strings to `dst` in the chunk's order; returns local → global offsets
-/// (indexed by local offset; only string starts are meaningful).
-fn string_map(dst: &mut Btf, chunk: &Btf) -> Vec<u32> {
+impl Concat {
+    /// Appends every type of `chunk` to `dst`, the records into `store` (held by `dst`, see
+    /// [`Btf::hold_in_store`]) and the strings into `dst`; returns the id offset added to the
+    /// chunk's ids.
+    ///
+    /// `chunk_index` is the chunk's own index type (local id) when the index type arrays use
+    /// is established inside it.
+    pub fn append(
+        &mut self,
+        dst: &mut Btf,
+        store: &mut Store,
+        chunk: &Btf,
+        chunk_index: Option<u32>,
+    ) -> Result<u32> {
+        let offset = dst.type_cnt() - 1;
+        if let Some(local) = chunk_index {
+            self.index_type = Some(local + offset);
+        }
+        map_strings(dst, chunk, &mut self.string_map);
+        let (strmap, words, index_type) = (&self.string_map, &mut self.words, self.index_type);
+        for t in chunk.own_types() {
+            let kind = t
+                .kind()
+                .ok_or_else(|| Error::BadBtf("unknown kind in a chunk".into()))?;
+            words.clear();
+            words.extend_from_slice(t.words);
+            for_each_str_off_mut(kind, words, |off| *off = strmap[*off as usize]);
+            let mut missing_index = false;
+            for_each_type_id_mut(kind, words, |id| {
+                *id = match *id {
+                    0 => 0,
+                    INDEX_PLACEHOLDER => index_type.unwrap_or_else(|| {
+                        missing_index = true;
+                        0
+                    }),
+                    local => local + offset,
+                }
+            });
+            if missing_index {
+                return Err(Error::BadBtf(
+                    "an array precedes the CU that establishes the index type".into(),
+                ));
+            }
+            let id = store.push(words)?;
+            dst.hold_in_store(1)?;
+            debug_assert_eq!(id + 1, dst.type_cnt());
+        }
+        Ok(offset)
+    }
+}
+
+/// Adds the chunk's strings to `dst` in the chunk's order; fills `map` with local → global
+/// offsets (indexed by local offset; only string starts are meaningful).
+fn map_strings(dst: &mut Btf, chunk: &Btf, map: &mut Vec<u32>) {
     let bytes = chunk.strings().as_bytes();
-    let mut map = vec![0u32; bytes.len() + 1];
+    map.clear();
+    map.resize(bytes.len() + 1, 0);
     let mut start = 0usize;
     for (i, &b) in bytes.iter().enumerate() {
         if b == 0 {
@@ -79,7 +91,6 @@ fn string_map(dst: &mut Btf, chunk: &Btf) -> Vec<u32> {
             start = i + 1;
         }
     }
-    map
 }
 
 #[cfg(test)]
@@ -98,13 +109,10 @@ mod tests {
         b.add_array(INDEX_PLACEHOLDER, c, 4).unwrap();
         b.add_ref(Kind::Ptr, None, i2).unwrap();
         let (mut dst, mut store) = (Btf::new(), Store::new());
-        let mut idx = None;
+        let mut concat = Concat::default();
         let to = &mut store;
-        assert_eq!(
-            append_chunk(&mut dst, to, &a, &mut idx, Some(int)).unwrap(),
-            0
-        );
-        assert_eq!(append_chunk(&mut dst, to, &b, &mut idx, None).unwrap(), 2);
+        assert_eq!(concat.append(&mut dst, to, &a, Some(int)).unwrap(), 0);
+        assert_eq!(concat.append(&mut dst, to, &b, None).unwrap(), 2);
         assert_eq!(dst.type_cnt(), 7);
         dst.take_back_held(&store);
         let arr = dst.type_by_id(5).unwrap().array();
@@ -119,6 +127,7 @@ mod tests {
         let c = b.add_int(b"char", 1, 0).unwrap();
         b.add_array(INDEX_PLACEHOLDER, c, 4).unwrap();
         let (mut dst, mut store) = (Btf::new(), Store::new());
-        assert!(append_chunk(&mut dst, &mut store, &b, &mut None, None).is_err());
+        let append = Concat::default().append(&mut dst, &mut store, &b, None);
+        assert!(append.is_err());
     }
 }
