@@ -23,6 +23,10 @@
 //!
 //! Symbols keep their `.symtab` order inside an entry (the sort is stable).
 
+use std::hash::Hasher;
+
+use hashbrown::HashTable;
+
 use crate::error::{Error, Result};
 use crate::input::elf::{Elf, STT_FUNC};
 
@@ -61,9 +65,26 @@ impl<'a> ElfFunction<'a> {
 }
 
 /// The ELF functions table, sorted by name.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct ElfFunctions<'a> {
     entries: Vec<ElfFunction<'a>>,
+    /// Entry indices by a hash of their names: every DWARF function is looked up, and a
+    /// binary search over the names costs a cache miss or two per step.
+    by_name: HashTable<u32>,
+}
+
+impl PartialEq for ElfFunctions<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Eq for ElfFunctions<'_> {}
+
+fn name_hash(name: &[u8]) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(name);
+    h.finish()
 }
 
 /// True for the names `str_contains_non_fn_suffix` rejects: `.cold` or `.part` after the
@@ -130,15 +151,23 @@ impl<'a> ElfFunctions<'a> {
         for e in &mut entries {
             e.ambiguous_addr = has_ambiguous_address(&e.syms);
         }
-        ElfFunctions { entries }
+        let mut by_name = HashTable::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            by_name.insert_unique(name_hash(e.name.as_bytes()), i as u32, |&i| {
+                name_hash(entries[i as usize].name.as_bytes())
+            });
+        }
+        ElfFunctions { entries, by_name }
     }
 
     /// The index of the entry named `name` (a DWARF function name, without suffix).
     pub fn find(&self, name: &[u8]) -> Option<u32> {
-        self.entries
-            .binary_search_by(|e| e.name.as_bytes().cmp(name))
-            .ok()
-            .map(|i| i as u32)
+        let entries = &self.entries;
+        self.by_name
+            .find(name_hash(name), |&i| {
+                entries[i as usize].name.as_bytes() == name
+            })
+            .copied()
     }
 
     /// The entry at `index`.
