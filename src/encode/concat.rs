@@ -7,7 +7,7 @@
 
 use super::types::INDEX_PLACEHOLDER;
 use crate::btf::store::Store;
-use crate::btf::types::{for_each_str_off_mut, for_each_type_id_mut};
+use crate::btf::types::for_each_str_off_mut;
 use crate::btf::Btf;
 use crate::error::{Error, Result};
 
@@ -51,22 +51,19 @@ impl Concat {
             words.extend_from_slice(t.words);
             for_each_str_off_mut(kind, words, |off| *off = strmap[*off as usize]);
             let mut missing_index = false;
-            for_each_type_id_mut(kind, words, |id| {
-                *id = match *id {
-                    0 => 0,
-                    INDEX_PLACEHOLDER => index_type.unwrap_or_else(|| {
-                        missing_index = true;
-                        0
-                    }),
-                    local => local + offset,
-                }
-            });
+            let id = store.push_in_place(words, |id| match id {
+                0 => 0,
+                INDEX_PLACEHOLDER => index_type.unwrap_or_else(|| {
+                    missing_index = true;
+                    0
+                }),
+                local => local + offset,
+            })?;
             if missing_index {
                 return Err(Error::BadBtf(
                     "an array precedes the CU that establishes the index type".into(),
                 ));
             }
-            let id = store.push(words)?;
             dst.hold_in_store(1)?;
             debug_assert_eq!(id + 1, dst.type_cnt());
         }

@@ -330,21 +330,34 @@ impl Store {
     /// Appends `rec`, a whole record whose kind is known (or `void`'s three zero words), and
     /// returns its id.
     pub fn push(&mut self, rec: &[u32]) -> Result<u32> {
+        let mut tpl = std::mem::take(&mut self.scratch);
+        tpl.clear();
+        tpl.extend_from_slice(rec);
+        let pushed = self.push_in_place(&mut tpl, |t| t);
+        self.scratch = tpl;
+        pushed
+    }
+
+    /// [`Self::push`] of the record in `rec` with each of its type ids passed through `map`
+    /// (which sees them in libbpf's field order), taking `rec` as scratch: its id fields are
+    /// zero afterwards.
+    pub fn push_in_place(
+        &mut self,
+        rec: &mut [u32],
+        mut map: impl FnMut(u32) -> u32,
+    ) -> Result<u32> {
         let id = self.len();
         if id > MAX_NR_TYPES {
             return Err(Error::BtfLimit(format!("more than {MAX_NR_TYPES} types")));
         }
         check_shape(id, rec)?;
-        let mut tpl = std::mem::take(&mut self.scratch);
         let mut ids = std::mem::take(&mut self.ids);
-        tpl.clear();
-        tpl.extend_from_slice(rec);
         ids.clear();
         for_each_id_word(rec[1], |w| {
-            ids.push(tpl[w]);
-            tpl[w] = 0;
+            ids.push(map(rec[w]));
+            rec[w] = 0;
         });
-        let number = self.intern(&tpl)?;
+        let number = self.intern(rec)?;
         let near = |t: u32| i16::try_from(t.wrapping_sub(id) as i32).is_ok();
         let wide = !ids.iter().all(|&t| near(t));
         self.offs.push(self.data.len() as u32);
@@ -365,7 +378,6 @@ impl Store {
         if self.data.len() >= 1 << 31 {
             return Err(Error::BtfLimit("the record store is full".into()));
         }
-        self.scratch = tpl;
         self.ids = ids;
         Ok(id)
     }
