@@ -56,6 +56,7 @@ fn prededup(input: PathBuf) -> Vec<u8> {
         no_dedup: true,
         func_table: Design::Shared,
         max_decompress_ratio: dwarf2btf::input::elf::DEFAULT_DECOMPRESS_RATIO,
+        trace_saves: false,
     };
     pipeline::run(&config).expect("the input encodes");
     std::fs::read(&out).expect("the output is there")

@@ -398,6 +398,8 @@ pub struct Config {
     /// How many times its compressed size a compressed debug section may expand to (plus
     /// the file's 1 MiB slack, shared by its sections); 0: no limit (`--max_decompress_ratio`).
     pub max_decompress_ratio: u64,
+    /// Record every save into the function table ([`crate::pipeline::Summary::saves`]).
+    pub trace_saves: bool,
 }
 
 /// Where an encoding run writes its BTF.

@@ -351,3 +351,45 @@ fn jobs_comparison_detects_a_changed_output() {
     assert_eq!(swapped.len(), good.len());
     assert!(compare::first_difference(&good, &swapped).is_some());
 }
+
+/// `--trace-saves` changes no output byte, and records one save per instance the table's
+/// `--stats` counts, each by a worker of the run into an entry of its table, sorted by time;
+/// the distinct (function, worker) pairs are the table's per-owner folds.
+#[test]
+fn trace_saves_records_every_save_and_changes_nothing() {
+    use dwarf2btf::functions::trace::SaveTrace;
+    let dir = scratch("trace_saves");
+    let (plain, traced, trace) = (
+        dir.join("plain.btf"),
+        dir.join("traced.btf"),
+        dir.join("saves.trace"),
+    );
+    let args = [KERNEL_FEATURES, "-j2", "--stats"];
+    let o = encode(many_cus(), &plain, &args);
+    assert!(o.status.success(), "{}", text(&o));
+    let trace_arg = format!("--trace-saves={}", trace.display());
+    let o = encode(many_cus(), &traced, &[&args[..], &[&trace_arg]].concat());
+    assert!(o.status.success(), "{}", text(&o));
+    let counters = TableCounters::parse(&o);
+    let (plain, traced) = (
+        std::fs::read(plain).unwrap(),
+        std::fs::read(traced).unwrap(),
+    );
+    if let Some(d) = compare::first_difference(&plain, &traced) {
+        panic!("--trace-saves changed the output: {d}");
+    }
+    let trace = SaveTrace::read(&std::fs::read(trace).unwrap()).unwrap();
+    assert_eq!(trace.records.len() as u64, counters.saved);
+    assert!(counters.saved > 0 && trace.workers == 2);
+    assert!(trace
+        .records
+        .windows(2)
+        .all(|w| w[0].start_ns <= w[1].start_ns));
+    assert!(trace
+        .records
+        .iter()
+        .all(|r| u32::from(r.worker) < trace.workers && r.entry < trace.entries));
+    let pairs: std::collections::HashSet<(u32, u16)> =
+        trace.records.iter().map(|r| (r.entry, r.worker)).collect();
+    assert_eq!(pairs.len() as u64, counters.folds);
+}

@@ -117,6 +117,7 @@ fn harness_compression_reads_back() {
             no_dedup: false,
             func_table: Default::default(),
             max_decompress_ratio: dwarf2btf::input::elf::DEFAULT_DECOMPRESS_RATIO,
+            trace_saves: false,
         };
         dwarf2btf::pipeline::run(&config).unwrap();
         std::fs::read(out).unwrap()

@@ -167,6 +167,7 @@ fn encode(
         no_dedup: false,
         func_table: opts.design,
         max_decompress_ratio: dwarf2btf::input::elf::DEFAULT_DECOMPRESS_RATIO,
+        trace_saves: false,
     };
     let _ = pipeline::run(&config);
 }
