@@ -510,15 +510,27 @@ pub enum Design {
     Dashmap,
     /// `save-merge`: each worker appends to its own list; one pass groups them at the end.
     SaveMerge,
+    /// `private`: each worker folds into an index of its own (the control: folding at save
+    /// time without a shared index).
+    Private,
 }
 
 impl Design {
+    /// Every design, in the order `--func-table`'s help lists them.
+    pub const ALL: [Design; 4] = [
+        Design::Shared,
+        Design::Dashmap,
+        Design::SaveMerge,
+        Design::Private,
+    ];
+
     /// The name `--func-table` takes.
     pub fn name(self) -> &'static str {
         match self {
             Design::Shared => "shared",
             Design::Dashmap => "dashmap",
             Design::SaveMerge => "save-merge",
+            Design::Private => "private",
         }
     }
 }
@@ -526,11 +538,13 @@ impl Design {
 impl std::str::FromStr for Design {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        [Design::Shared, Design::Dashmap, Design::SaveMerge]
+        Design::ALL
             .into_iter()
             .find(|d| d.name() == s)
             .ok_or_else(|| {
-                format!("unknown function table design '{s}' (shared, dashmap, save-merge)")
+                format!(
+                    "unknown function table design '{s}' (shared, dashmap, save-merge, private)"
+                )
             })
     }
 }

@@ -88,8 +88,9 @@ struct RunArgs {
     #[arg(long = "lang_exclude", value_name = "LIST")]
     lang_exclude: Option<String>,
     /// How parallel encoders share function state: shared (lock-free per-owner lists),
-    /// dashmap (sharded locks) or save-merge (per-encoder lists, grouped at the end).
-    /// The output is byte-identical for all three.
+    /// dashmap (sharded locks), save-merge (per-encoder lists, grouped at the end) or private
+    /// (per-encoder indexes, folded while saving: the control). The output is byte-identical
+    /// for all four.
     #[arg(long = "func-table", value_name = "DESIGN", default_value = "shared")]
     func_table: dwarf2btf::config::Design,
     /// A compressed debug section may expand to at most N times its compressed size, plus a

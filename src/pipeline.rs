@@ -6,7 +6,7 @@
 //!  └► CUs ─ batches in DWARF order ─► N workers ─ chunk per batch ─► main thread appends
 //!                                      │  function instances          chunks in batch order
 //!                                      ▼                                      │
-//!                              FuncTable (shared │ dashmap │ save-merge)     ▼
+//!                    FuncTable (shared │ dashmap │ save-merge │ private)     ▼
 //!                                      └──── after join: final pass (FUNC_PROTO/FUNC, name order)
 //!                                                      + DATASECs ─► dedup ─► file (atomic rename)
 //! ```
@@ -327,6 +327,13 @@ pub fn encode(
             &merge,
             watch,
         ),
+        Design::Private => encode_with::<table::private::PrivateTable<FuncSummary>>(
+            &ctx,
+            config,
+            (dst, store),
+            &merge,
+            watch,
+        ),
     }?;
     let Merged {
         mut btf,
@@ -624,7 +631,7 @@ fn table_stats(
     groups: &[Vec<FuncSummary>],
     batch_owner: &[Owner],
     owners: usize,
-    contention: u64,
+    contention: table::Contended,
 ) -> TableStats {
     let mut stats = TableStats {
         nodes_per_owner: vec![0; owners],

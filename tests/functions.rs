@@ -139,7 +139,7 @@ fn output_identical_for_every_jobs_count_and_table_design() {
     for (n, input) in inputs.iter().enumerate() {
         let mut reference: Option<Vec<u8>> = None;
         for jobs in ["-j1", "-j2", "-j8", "-j64"] {
-            for design in ["shared", "dashmap", "save-merge"] {
+            for design in ["shared", "dashmap", "save-merge", "private"] {
                 let out = dir.join(format!("{n}{jobs}{design}.btf"));
                 let o = encode(
                     input,
@@ -266,7 +266,7 @@ fn many_cus() -> &'static PathBuf {
 /// batches takes well under a millisecond).
 const BUSY_ATTEMPTS: usize = 5;
 
-/// On an input where every worker and every table owner has work, -j1/2/8/64 and the three
+/// On an input where every worker and every table owner has work, -j1/2/8/64 and the four
 /// table designs give the same bytes and save the same instances; each run's `--stats` shows
 /// all its owners saving (folds from every owner, functions with folds from several). A run
 /// that left an owner idle is repeated, up to [`BUSY_ATTEMPTS`] times.
@@ -275,7 +275,7 @@ fn output_identical_across_jobs_and_designs_with_every_owner_busy() {
     let dir = scratch("many_cus_out");
     let mut reference: Option<(Vec<u8>, u64)> = None;
     for jobs in [1usize, 2, 8, 64] {
-        for design in ["shared", "dashmap", "save-merge"] {
+        for design in ["shared", "dashmap", "save-merge", "private"] {
             let out = dir.join(format!("j{jobs}-{design}.btf"));
             let owners = TableCounters::owners(jobs as u64, MANY_CUS as u64);
             let run_once = || {
