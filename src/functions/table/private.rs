@@ -1,23 +1,28 @@
 //! The private-index control ([`PrivateTable`]): each worker folds every instance as it saves
-//! it, as the shared table and dashmap do, but into an index of its own (entry → its fold)
-//! that no other thread reads; the table takes that index when the worker's saver is dropped,
-//! and `finish` only distributes the folds. Against save-merge it adds folding at save time;
-//! against the shared table it removes the shared index: the two factors the shared design
-//! changes at once, separated (`docs/concurrency.md`).
-
-use rustc_hash::FxHashMap;
+//! it, as the shared table and dashmap do, but into an index of its own that no other thread
+//! reads; the table takes the folds when the worker's saver is dropped, and `finish` only
+//! distributes them. Against save-merge it adds folding at save time; against the shared
+//! table it removes the shared index: the two factors the shared design changes at once,
+//! separated (`docs/concurrency.md`).
+//!
+//! The index is dense like the shared table's heads (one slot per entry, found without
+//! hashing), but per owner: 4 bytes × entries for each owner that saves anything, allocated
+//! at its first save and freed when its saver is dropped.
 
 use super::{check_entry, empty_entries, push_fold, HandedIn, OwnerClaims};
 use super::{Fold, FuncSaver, FuncTable, Owner};
 
-/// One owner's folds: entry → the fold of its instances of that entry.
-type Index<T> = FxHashMap<u32, T>;
+/// One owner's folds, `(entry, fold)`, in the order of their first instances.
+type Folds<T> = Vec<(u32, T)>;
 
-/// Per-owner private indexes, handed in once by each saver's `drop`.
+/// [`PrivateSaver::slots`]' mark of an entry the owner has not saved into.
+const NONE: u32 = u32::MAX;
+
+/// Per-owner folds, handed in once by each saver's `drop`.
 pub struct PrivateTable<T> {
     entries: usize,
-    /// `indexes[owner]`: that owner's folds; written once, when its saver is dropped.
-    indexes: HandedIn<Index<T>>,
+    /// `folds[owner]`: that owner's folds; written once, when its saver is dropped.
+    folds: HandedIn<Folds<T>>,
     claims: OwnerClaims,
 }
 
@@ -25,7 +30,10 @@ pub struct PrivateTable<T> {
 pub struct PrivateSaver<'t, T> {
     table: &'t PrivateTable<T>,
     owner: Owner,
-    index: Index<T>,
+    /// `slots[entry]`: the index in `folds` of the entry's fold, or [`NONE`]; empty until the
+    /// first save.
+    slots: Vec<u32>,
+    folds: Folds<T>,
 }
 
 impl<T: Fold> FuncTable<T> for PrivateTable<T> {
@@ -37,7 +45,7 @@ impl<T: Fold> FuncTable<T> for PrivateTable<T> {
     fn new(entries: usize, owners: usize) -> Self {
         PrivateTable {
             entries,
-            indexes: HandedIn::new(owners),
+            folds: HandedIn::new(owners),
             claims: OwnerClaims::new(owners),
         }
     }
@@ -47,16 +55,17 @@ impl<T: Fold> FuncTable<T> for PrivateTable<T> {
         PrivateSaver {
             table: self,
             owner,
-            index: Index::default(),
+            slots: Vec::new(),
+            folds: Vec::new(),
         }
     }
 
     fn finish(self) -> Vec<Vec<T>> {
         let mut out = empty_entries(self.entries);
         // Owners ascending, one fold per entry each: appending keeps an entry's folds in owner
-        // order whatever order an index yields its entries in.
-        for index in self.indexes.into_owners() {
-            for (entry, fold) in index {
+        // order.
+        for folds in self.folds.into_owners() {
+            for (entry, fold) in folds {
                 push_fold(&mut out[entry as usize], fold);
             }
         }
@@ -67,18 +76,23 @@ impl<T: Fold> FuncTable<T> for PrivateTable<T> {
 impl<T: Fold> FuncSaver<T> for PrivateSaver<'_, T> {
     fn save(&mut self, entry: u32, instance: T::Instance) {
         check_entry(entry, self.table.entries);
-        match self.index.entry(entry) {
-            std::collections::hash_map::Entry::Occupied(mut fold) => fold.get_mut().add(instance),
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(T::new(instance));
+        if self.slots.is_empty() {
+            self.slots = vec![NONE; self.table.entries];
+        }
+        let slot = &mut self.slots[entry as usize];
+        match *slot {
+            NONE => {
+                *slot = self.folds.len() as u32;
+                self.folds.push((entry, T::new(instance)));
             }
+            at => self.folds[at as usize].1.add(instance),
         }
     }
 }
 
 impl<T> Drop for PrivateSaver<'_, T> {
     fn drop(&mut self) {
-        self.table.indexes.hand_in(self.owner, &mut self.index);
+        self.table.folds.hand_in(self.owner, &mut self.folds);
     }
 }
 
@@ -99,7 +113,7 @@ mod tests {
             let mut early = table.saver(0);
             early.save(1, "early");
         }
-        assert!(table.indexes.0[1].lock().is_empty());
+        assert!(table.folds.0[1].lock().is_empty());
         drop(late);
         assert_eq!(
             table.finish(),
