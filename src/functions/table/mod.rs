@@ -172,7 +172,10 @@ impl<V: Default> HandedIn<V> {
 
     /// The slots, owners ascending.
     fn into_owners(self) -> impl Iterator<Item = V> {
-        self.0.into_vec().into_iter().map(parking_lot::Mutex::into_inner)
+        self.0
+            .into_vec()
+            .into_iter()
+            .map(parking_lot::Mutex::into_inner)
     }
 }
 
