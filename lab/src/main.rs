@@ -1,8 +1,10 @@
 //! `dwarf2btf-lab`: the function-table laboratory (`docs/concurrency.md`). It replays the saves
 //! a real run recorded (`dwarf2btf --trace-saves`), or a generated workload, at N threads
-//! against each table design, and summarizes the runs with bootstrap confidence intervals.
+//! against each table design, summarizes the runs with bootstrap confidence intervals, and
+//! describes what a trace says about its own run.
 //! A separate binary, so that its dependencies and flags stay out of `dwarf2btf`'s.
 
+mod inspect;
 mod replay;
 mod rng;
 mod summary;
@@ -71,6 +73,15 @@ enum Command {
         /// The bootstrap's random seed (the output is a function of the CSV and the seed).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Also write the medians and intervals as columns for gnuplot to FILE.
+        #[arg(long, value_name = "FILE")]
+        plot_data: Option<PathBuf>,
+    },
+    /// Describe a trace's own run: save durations, and how close in time different workers
+    /// came to saving into the same function.
+    Inspect {
+        /// The trace.
+        trace: PathBuf,
     },
     /// Write a parametric workload as a trace `replay` reads.
     Generate(workload::Params),
@@ -117,9 +128,19 @@ fn run(command: Command) -> Result<(), String> {
             csv,
             resamples,
             seed,
+            plot_data,
         } => {
             let text = String::from_utf8(read(&csv)?).map_err(|e| e.to_string())?;
-            print!("{}", summary::summarize(&text, resamples, seed)?);
+            let summary = summary::summarize(&text, resamples, seed)?;
+            print!("{}", summary.markdown);
+            match plot_data {
+                Some(path) => std::fs::write(&path, summary.plot_data)
+                    .map_err(|e| format!("{}: {e}", path.display())),
+                None => Ok(()),
+            }
+        }
+        Command::Inspect { trace } => {
+            print!("{}", inspect::inspect(&SaveTrace::read(&read(&trace)?)?));
             Ok(())
         }
         Command::Generate(params) => {

@@ -34,23 +34,38 @@ fn median_ci(values: &[f64], resamples: usize, rng: &mut Rng) -> (f64, f64) {
     (at(0.025), at(0.975))
 }
 
-/// `median [low, high]` of `values`, scaled by `scale` and printed with `digits` decimals.
-fn cell(values: &[f64], scale: f64, digits: usize, resamples: usize, rng: &mut Rng) -> String {
+/// The median of `values` and its bootstrap 95 % interval, `None` for no values.
+fn estimate(values: &[f64], resamples: usize, rng: &mut Rng) -> Option<[f64; 3]> {
     if values.is_empty() {
-        return "–".into();
+        return None;
     }
     let (low, high) = median_ci(values, resamples, rng);
-    let mid = median(&mut values.to_vec());
-    format!(
-        "{:.digits$} [{:.digits$}, {:.digits$}]",
-        mid / scale,
-        low / scale,
-        high / scale
-    )
+    Some([median(&mut values.to_vec()), low, high])
 }
 
-/// The Markdown table of `csv` (as `replay` writes it).
-pub fn summarize(csv: &str, resamples: usize, seed: u64) -> Result<String, String> {
+/// `median [low, high]`, scaled by `scale`, with `digits` decimals.
+fn cell(estimate: Option<[f64; 3]>, scale: f64, digits: usize) -> String {
+    match estimate {
+        None => "–".into(),
+        Some([mid, low, high]) => format!(
+            "{:.digits$} [{:.digits$}, {:.digits$}]",
+            mid / scale,
+            low / scale,
+            high / scale
+        ),
+    }
+}
+
+/// The summary of a replay CSV: a Markdown table, and the same figures as whitespace-separated
+/// columns for gnuplot (fold, threads, design, then median, low and high of the wall time and
+/// of `finish`, in ms).
+pub struct Summary {
+    pub markdown: String,
+    pub plot_data: String,
+}
+
+/// The summary of `csv` (as `replay` writes it).
+pub fn summarize(csv: &str, resamples: usize, seed: u64) -> Result<Summary, String> {
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().ok_or("empty CSV")?.split(',').collect();
     let column = |name: &str| {
@@ -94,18 +109,35 @@ pub fn summarize(csv: &str, resamples: usize, seed: u64) -> Result<String, Strin
          | fold | threads | design | runs | wall ms | finish ms | p99 save ns | failed CAS | \
          shard lock waits |\n|---|---:|---|---:|---|---|---|---:|---:|\n"
     );
+    let mut plot_data = String::from("# fold threads design wall_ms lo hi finish_ms lo hi\n");
     for ((fold, threads, design), [wall, finish, p99, cas, waits]) in &groups {
+        let [wall_e, finish_e, p99_e] =
+            [wall, finish, p99].map(|values| estimate(values, resamples, &mut rng));
         out += &format!(
             "| {fold} | {threads} | {design} | {} | {} | {} | {} | {} | {} |\n",
             wall.len(),
-            cell(wall, 1e6, 2, resamples, &mut rng),
-            cell(finish, 1e6, 2, resamples, &mut rng),
-            cell(p99, 1.0, 0, resamples, &mut rng),
+            cell(wall_e, 1e6, 2),
+            cell(finish_e, 1e6, 2),
+            cell(p99_e, 1.0, 0),
             median(&mut cas.clone()),
             median(&mut waits.clone()),
         );
+        if let (Some(w), Some(f)) = (wall_e, finish_e) {
+            plot_data += &format!(
+                "{fold} {threads} {design} {:.4} {:.4} {:.4} {:.4} {:.4} {:.4}\n",
+                w[0] / 1e6,
+                w[1] / 1e6,
+                w[2] / 1e6,
+                f[0] / 1e6,
+                f[1] / 1e6,
+                f[2] / 1e6
+            );
+        }
     }
-    Ok(out)
+    Ok(Summary {
+        markdown: out,
+        plot_data,
+    })
 }
 
 #[cfg(test)]
@@ -135,12 +167,20 @@ mod tests {
                    max_ns,cas_failures,lock_waits,folds\n\
                    shared,trivial,2,1,10,0,1000000,500000,,,,3,0,4\n\
                    shared,trivial,2,2,10,0,3000000,500000,,,,1,0,4\n";
-        let table = summarize(csv, 100, 1).unwrap();
+        let summary = summarize(csv, 100, 1).unwrap();
+        let table = summary.markdown;
         assert!(
             table.contains(
                 "| trivial | 2 | shared | 2 | 2.00 [1.00, 3.00] | 0.50 [0.50, 0.50] | – | 2 | 0 |"
             ),
             "{table}"
+        );
+        assert!(
+            summary
+                .plot_data
+                .ends_with("\ntrivial 2 shared 2.0000 1.0000 3.0000 0.5000 0.5000 0.5000\n"),
+            "{}",
+            summary.plot_data
         );
     }
 }
