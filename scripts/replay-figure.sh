@@ -9,10 +9,16 @@
 #   THREADS=1,2,4,8 RUNS=40 scripts/replay-figure.sh
 #   OUT=/tmp/fig scripts/replay-figure.sh          # where replay.csv, replay.dat, replay.svg go
 #   REPLAY=0 scripts/replay-figure.sh              # summary and plot of the existing replay.csv
+#   NAME=spread64 TRACE=/tmp/spread64.saves FOLDS=trivial THREADS=1,4,16,64 RUNS=10 \
+#     LOGY=1 scripts/replay-figure.sh              # a generated trace (dwarf2btf-lab generate),
+#                                                  # wall time on a log scale
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 THREADS=${THREADS:-1,2,4}
+FOLDS=${FOLDS:-summary,trivial}
+NAME=${NAME:-replay}
+LOGY=${LOGY:-0}
 RUNS=${RUNS:-20}
 REPLAY=${REPLAY:-1}
 OUT=${OUT:-docs/bench}
@@ -31,26 +37,27 @@ if [ "$REPLAY" = 1 ] && [ ! -e "$TRACE" ]; then
     --btf_encode_detached="$tmp/vmlinux.btf" --trace-saves="$TRACE" "$VMLINUX"
 fi
 if [ "$REPLAY" = 1 ]; then
-  "$TARGET/release/dwarf2btf-lab" replay "$TRACE" --csv "$OUT/replay.csv" --threads "$THREADS" \
-    --runs "$RUNS"
+  "$TARGET/release/dwarf2btf-lab" replay "$TRACE" --csv "$OUT/$NAME.csv" --threads "$THREADS" \
+    --folds "$FOLDS" --runs "$RUNS"
 fi
-"$TARGET/release/dwarf2btf-lab" summary "$OUT/replay.csv" --plot-data "$OUT/replay.dat"
+"$TARGET/release/dwarf2btf-lab" summary "$OUT/$NAME.csv" --plot-data "$OUT/$NAME.dat"
 {
-  echo "set terminal svg size 900,420 dynamic font 'sans,12'; set output '$OUT/replay.svg'"
-  echo "set multiplot layout 1,2 title 'replay of $(basename "$TRACE") ($(nproc) CPUs): median and bootstrap 95 % interval of $RUNS runs'"
-  for fold in summary trivial; do
+  echo "set terminal svg size 900,420 dynamic font 'sans,12'; set output '$OUT/$NAME.svg'"
+  echo "set multiplot layout 1,$(echo "$FOLDS" | tr ',' '\n' | wc -l) title 'replay of $(basename "$TRACE") ($(nproc) CPUs): median and bootstrap 95 % interval of $RUNS runs'"
+  for fold in ${FOLDS//,/ }; do
     echo "set title 'fold: $fold'; set xlabel 'threads'; set ylabel 'wall ms (saves + finish)'"
-    echo "set logscale x 2; set grid; set yrange [0:*]; set key below horizontal; set offsets graph 0.05, graph 0.05, 0, 0"
+    [ "$LOGY" = 1 ] && echo "set logscale y" || echo "set yrange [0:*]"
+    echo "set logscale x 2; set grid; set key below horizontal; set offsets graph 0.05, graph 0.05, 0, 0"
     printf "plot "
     first=1
     for d in shared dashmap save-merge private; do
       [ $first = 1 ] || printf ", "
       printf "'< grep \"^%s [0-9]* %s \" %s' using 2:4:5:6 with yerrorlines title '%s'" \
-        "$fold" "$d" "$OUT/replay.dat" "$d"
+        "$fold" "$d" "$OUT/$NAME.dat" "$d"
       first=0
     done
     echo
   done
   echo "unset multiplot"
 } | gnuplot
-echo "wrote $OUT/replay.csv, $OUT/replay.dat, $OUT/replay.svg"
+echo "wrote $OUT/$NAME.csv, $OUT/$NAME.dat, $OUT/$NAME.svg"

@@ -1,13 +1,42 @@
 //! What a trace says about its own run (`dwarf2btf-lab inspect`): how long the saves took in
 //! the recorded run, and how close in time two workers came to saving into the same function,
-//! which bounds the contention the shared table could have met.
+//! which bounds the contention the shared table could have met; and, for thread counts to
+//! replay at, how many owners its functions get when it is dealt to that many threads.
 
 use std::collections::BTreeMap;
 
 use dwarf2btf::functions::trace::SaveTrace;
 
+use crate::workload::deal;
+
 /// Windows, in ns, within which two saves of one function by different workers are counted.
 const WINDOWS_NS: [u64; 4] = [1_000, 10_000, 100_000, 1_000_000];
+
+/// Per thread count in `threads`: the mean and the largest number of owners of a saved
+/// function when `trace` is dealt to that many threads (the length of its shared list).
+pub fn owners(trace: &SaveTrace, threads: &[usize]) -> String {
+    let mut out = String::new();
+    for &n in threads {
+        let mut owners: BTreeMap<u32, u64> = BTreeMap::new();
+        let mut last = vec![usize::MAX; trace.entries as usize];
+        for (thread, saves) in deal(trace, n).iter().enumerate() {
+            for &i in saves {
+                let entry = trace.records[i as usize].entry;
+                if last[entry as usize] != thread {
+                    last[entry as usize] = thread;
+                    *owners.entry(entry).or_default() += 1;
+                }
+            }
+        }
+        let total: u64 = owners.values().sum();
+        out += &format!(
+            "dealt to {n} threads: {:.2} owners per saved function on average, at most {}\n",
+            total as f64 / owners.len().max(1) as f64,
+            owners.values().max().unwrap_or(&0)
+        );
+    }
+    out
+}
 
 /// The report on `trace`, as text.
 pub fn inspect(trace: &SaveTrace) -> String {
@@ -120,6 +149,11 @@ mod tests {
         assert!(
             report.contains("workers: 1 within 1 µs, 2 within 10 µs, 2 within 100 µs, 2 within 1000 µs; overlapping in time: 1\n"),
             "{report}"
+        );
+        assert_eq!(
+            owners(&trace, &[1, 2]),
+            "dealt to 1 threads: 1.00 owners per saved function on average, at most 1\n\
+             dealt to 2 threads: 1.00 owners per saved function on average, at most 1\n"
         );
     }
 }

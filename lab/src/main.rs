@@ -82,6 +82,9 @@ enum Command {
     Inspect {
         /// The trace.
         trace: PathBuf,
+        /// Also count the owners per function when the trace is dealt to these thread counts.
+        #[arg(long, value_delimiter = ',')]
+        threads: Vec<usize>,
     },
     /// Write a parametric workload as a trace `replay` reads.
     Generate(workload::Params),
@@ -139,8 +142,10 @@ fn run(command: Command) -> Result<(), String> {
                 None => Ok(()),
             }
         }
-        Command::Inspect { trace } => {
-            print!("{}", inspect::inspect(&SaveTrace::read(&read(&trace)?)?));
+        Command::Inspect { trace, threads } => {
+            let trace = SaveTrace::read(&read(&trace)?)?;
+            print!("{}", inspect::inspect(&trace));
+            print!("{}", inspect::owners(&trace, &threads));
             Ok(())
         }
         Command::Generate(params) => {
