@@ -1,5 +1,6 @@
-//! Benchmark: contention in the three function-table designs (`shared`, `dashmap`,
-//! `save-merge`).
+//! Benchmark: contention in the four function-table designs (`shared`, `dashmap`,
+//! `save-merge`, `private`). `lab/` replays recorded traces with a start barrier, latency
+//! histograms and confidence intervals; this is the quick criterion view.
 //! - `kernel`: the reference kernel's workload (54,619 instances of 42,264 ELF functions, with
 //!   the kernel's instances-per-function distribution) dealt to 1…64 threads in batches, as
 //!   the pipeline deals CU batches to workers;
@@ -14,8 +15,8 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use dwarf2btf::functions::table::{
-    dashmap::DashmapTable, save_merge::SaveMergeTable, shared::SharedTable, Fold, FuncSaver,
-    FuncTable,
+    dashmap::DashmapTable, private::PrivateTable, save_merge::SaveMergeTable, shared::SharedTable,
+    Fold, FuncSaver, FuncTable,
 };
 
 /// Saves per thread.
@@ -169,7 +170,7 @@ fn run<F: FuncTable<Folded>>(entries: u32, plan: &[Vec<u32>]) -> Vec<Vec<Folded>
     table.finish()
 }
 
-/// Times the three designs on `plan` under `name`.
+/// Times the four designs on `plan` under `name`.
 fn bench_designs(c: &mut Criterion, name: String, entries: u32, plan: &[Vec<u32>]) {
     let mut g = c.benchmark_group(name);
     g.sample_size(10)
@@ -183,6 +184,9 @@ fn bench_designs(c: &mut Criterion, name: String, entries: u32, plan: &[Vec<u32>
     });
     g.bench_function("save-merge", |b| {
         b.iter(|| run::<SaveMergeTable<Folded>>(entries, black_box(plan)))
+    });
+    g.bench_function("private", |b| {
+        b.iter(|| run::<PrivateTable<Folded>>(entries, black_box(plan)))
     });
     g.finish();
 }

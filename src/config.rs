@@ -401,6 +401,8 @@ pub struct Config {
     /// `--stats`: also measure what the run cannot count itself, the resident DWARF (which
     /// reads `/proc/self/smaps` at every release of the input's pages).
     pub stats: bool,
+    /// Record every save into the function table ([`crate::pipeline::Summary::saves`]).
+    pub trace_saves: bool,
 }
 
 /// Where an encoding run writes its BTF.
@@ -511,15 +513,27 @@ pub enum Design {
     Dashmap,
     /// `save-merge`: each worker appends to its own list; one pass groups them at the end.
     SaveMerge,
+    /// `private`: each worker folds into an index of its own (the control: folding at save
+    /// time without a shared index).
+    Private,
 }
 
 impl Design {
+    /// Every design, in the order `--func-table`'s help lists them.
+    pub const ALL: [Design; 4] = [
+        Design::Shared,
+        Design::Dashmap,
+        Design::SaveMerge,
+        Design::Private,
+    ];
+
     /// The name `--func-table` takes.
     pub fn name(self) -> &'static str {
         match self {
             Design::Shared => "shared",
             Design::Dashmap => "dashmap",
             Design::SaveMerge => "save-merge",
+            Design::Private => "private",
         }
     }
 }
@@ -527,11 +541,13 @@ impl Design {
 impl std::str::FromStr for Design {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        [Design::Shared, Design::Dashmap, Design::SaveMerge]
+        Design::ALL
             .into_iter()
             .find(|d| d.name() == s)
             .ok_or_else(|| {
-                format!("unknown function table design '{s}' (shared, dashmap, save-merge)")
+                format!(
+                    "unknown function table design '{s}' (shared, dashmap, save-merge, private)"
+                )
             })
     }
 }

@@ -56,6 +56,10 @@ struct EncodeArgs {
     /// Print per-phase wall and CPU time, memory, and the function table's counters to stderr
     #[arg(long)]
     stats: bool,
+    /// Record every save into the function table (worker, function, time) and write them to
+    /// FILE, for replaying the workload against each table design (format: docs/concurrency.md).
+    #[arg(long = "trace-saves", value_name = "FILE")]
+    trace_saves: Option<PathBuf>,
     /// Write the BTF without deduplication (debugging aid).
     #[arg(long = "no_dedup", hide = true)]
     no_dedup: bool,
@@ -84,8 +88,9 @@ struct RunArgs {
     #[arg(long = "lang_exclude", value_name = "LIST")]
     lang_exclude: Option<String>,
     /// How parallel encoders share function state: shared (lock-free per-owner lists),
-    /// dashmap (sharded locks) or save-merge (per-encoder lists, grouped at the end).
-    /// The output is byte-identical for all three.
+    /// dashmap (sharded locks), save-merge (per-encoder lists, grouped at the end) or private
+    /// (per-encoder indexes, folded while saving: the control). The output is byte-identical
+    /// for all four.
     #[arg(long = "func-table", value_name = "DESIGN", default_value = "shared")]
     func_table: dwarf2btf::config::Design,
     /// A compressed debug section may expand to at most N times its compressed size, plus a
@@ -465,9 +470,16 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
     let config = Config {
         no_dedup: args.no_dedup,
         stats: args.stats,
+        trace_saves: args.trace_saves.is_some(),
         ..config(input, output, args.run, feature_args, args.verbose)?
     };
     let summary = pipeline::run(&config)?;
+    if let (Some(path), Some(trace)) = (&args.trace_saves, &summary.saves) {
+        let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+        trace
+            .write_to(std::io::BufWriter::new(file))
+            .map_err(|e| Error::io(path, e))?;
+    }
     if let Some(why) = &summary.nothing_written {
         eprintln!(
             "dwarf2btf: {}: {why}; nothing written",
@@ -555,6 +567,7 @@ fn config(
         func_table: args.func_table,
         max_decompress_ratio: args.max_decompress_ratio,
         stats: false,
+        trace_saves: false,
     })
 }
 

@@ -6,7 +6,7 @@
 //!  └► CUs ─ batches in DWARF order ─► N workers ─ chunk per batch ─► main thread appends
 //!                                      │  function instances          chunks in batch order
 //!                                      ▼                                      │
-//!                              FuncTable (shared │ dashmap │ save-merge)     ▼
+//!                    FuncTable (shared │ dashmap │ save-merge │ private)     ▼
 //!                                      └──── after join: final pass (FUNC_PROTO/FUNC, name order)
 //!                                                      + DATASECs ─► dedup ─► file (atomic rename)
 //! ```
@@ -43,6 +43,7 @@ use crate::functions::final_pass::{FinalPass, FuncStats};
 use crate::functions::fold::FuncSummary;
 use crate::functions::instance::save_instance;
 use crate::functions::table::{self, FuncSaver, FuncTable, Owner};
+use crate::functions::trace::{Recorder, SaveTrace};
 use crate::functions::watch::FuncWatch;
 use crate::input::arch::Arch;
 use crate::input::elf::{Elf, Mapped};
@@ -87,6 +88,8 @@ pub struct Summary {
     pub nothing_written: Option<String>,
     /// Wall-clock seconds the run took.
     pub seconds: f64,
+    /// Every save into the function table, when `config.trace_saves` asked for them.
+    pub saves: Option<SaveTrace>,
 }
 
 /// Encodes `config.input` and writes the BTF to `config.output`.
@@ -330,6 +333,13 @@ pub fn encode(
             &merge,
             watch,
         ),
+        Design::Private => encode_with::<table::private::PrivateTable<FuncSummary>>(
+            &ctx,
+            config,
+            (dst, store),
+            &merge,
+            watch,
+        ),
     }?;
     let Merged {
         mut btf,
@@ -342,11 +352,13 @@ pub fn encode(
         chunk_messages,
         workers,
         table,
+        saves,
     } = run;
     summary.cus = cus;
     summary.cus_skipped = cus_skipped;
     summary.workers = workers;
     summary.table = table;
+    summary.saves = saves;
     summary.phases.push(clock.end("cus"));
     summary.held.extend(encoding_held(
         &store,
@@ -432,6 +444,8 @@ struct Merged {
     chunk_messages: Vec<String>,
     workers: WorkerTimes,
     table: TableStats,
+    /// Every save, when the run records them (`--trace-saves`).
+    saves: Option<SaveTrace>,
 }
 
 /// What the main thread does beside appending chunks.
@@ -490,39 +504,34 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
         chunk_messages: Vec::new(),
         workers: WorkerTimes::default(),
         table: TableStats::default(),
+        saves: None,
     };
     // Which owner encoded each batch: a fold's owner is that of its instances' chunk.
     let mut batch_owner = vec![0; batches.len()];
+    let recorder = config
+        .trace_saves
+        .then(|| Recorder::new(ctx.funcs.len(), jobs));
     let outcome = std::thread::scope(|s| -> Result<()> {
         for owner in 0..jobs {
-            let tx = tx.clone();
-            let (table, next, failed, window, turns, batches, spares) =
-                (&table, &next, &failed, &window, &turns, &batches, &spares);
-            s.spawn(move || {
-                let mut saver = table.saver(owner as u32);
-                let mut save = |found: FoundFunction<'_, 'a>| {
-                    let entry = found.entry;
-                    let watch = watch.filter(|w| w.watches(found.elf.name.as_bytes()));
-                    let instance = save_instance(found);
-                    if let Some(watch) = watch {
-                        watch.saved(&instance);
-                    }
-                    saver.save(entry, instance);
-                };
-                loop {
-                    let b = next.fetch_add(1, Ordering::Relaxed);
-                    if b >= batches.len() || failed.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    window.wait_for(b);
-                    let chunk = {
-                        let _turn = Turn::take(turns, b);
-                        ctx.encode_batch(batches[b].clone(), b as u32, spares.take(), &mut save)
-                    };
-                    if tx.send((b, owner as Owner, chunk)).is_err() {
-                        break;
-                    }
-                }
+            let worker = Worker {
+                ctx,
+                watch,
+                next: &next,
+                failed: &failed,
+                window: &window,
+                turns: &turns,
+                batches: &batches,
+                owner: owner as Owner,
+                tx: tx.clone(),
+                spares: &spares,
+            };
+            let (table, recorder) = (&table, recorder.as_ref());
+            // Whether to record is decided here, once per worker: without a recorder the
+            // worker saves straight into the table's saver.
+            let owner = owner as Owner;
+            s.spawn(move || match recorder {
+                None => worker.run(table.saver(owner)),
+                Some(r) => worker.run(r.traced(table.saver(owner), owner)),
             });
         }
         drop(tx);
@@ -583,6 +592,7 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     merged.groups = table.finish();
     merged.table = table_stats(&merged.groups, &batch_owner, jobs, contention);
     merged.table.finish = finish.elapsed().as_secs_f64();
+    merged.saves = recorder.map(Recorder::into_trace);
     Ok(merged)
 }
 
@@ -613,12 +623,57 @@ impl SparePool {
     }
 }
 
+/// What one worker thread needs: it claims batches, encodes them, saves their functions'
+/// instances through its saver and sends the chunks to the merge.
+struct Worker<'w, 'a, 'c> {
+    ctx: &'w EncodeContext<'a, 'c>,
+    watch: Option<&'w dyn FuncWatch>,
+    next: &'w AtomicUsize,
+    failed: &'w AtomicBool,
+    window: &'w Gate,
+    turns: &'w Gate,
+    batches: &'w [Range<usize>],
+    owner: Owner,
+    tx: mpsc::Sender<(usize, Owner, Result<Chunk>)>,
+    spares: &'w SparePool,
+}
+
+impl<'a> Worker<'_, 'a, '_> {
+    fn run(self, mut saver: impl FuncSaver<FuncSummary>) {
+        let mut save = |found: FoundFunction<'_, 'a>| {
+            let entry = found.entry;
+            let watch = self.watch.filter(|w| w.watches(found.elf.name.as_bytes()));
+            let instance = save_instance(found);
+            if let Some(watch) = watch {
+                watch.saved(&instance);
+            }
+            saver.save(entry, instance);
+        };
+        loop {
+            let b = self.next.fetch_add(1, Ordering::Relaxed);
+            if b >= self.batches.len() || self.failed.load(Ordering::Relaxed) {
+                break;
+            }
+            self.window.wait_for(b);
+            let chunk = {
+                let _turn = Turn::take(self.turns, b);
+                let spare = self.spares.take();
+                self.ctx
+                    .encode_batch(self.batches[b].clone(), b as u32, spare, &mut save)
+            };
+            if self.tx.send((b, self.owner, chunk)).is_err() {
+                break;
+            }
+        }
+    }
+}
+
 /// The function table's counters, read from the per-owner folds `finish` returned.
 fn table_stats(
     groups: &[Vec<FuncSummary>],
     batch_owner: &[Owner],
     owners: usize,
-    contention: u64,
+    contention: table::Contended,
 ) -> TableStats {
     let mut stats = TableStats {
         nodes_per_owner: vec![0; owners],

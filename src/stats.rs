@@ -6,6 +6,8 @@
 use std::ops::AddAssign;
 use std::time::{Duration, Instant};
 
+use crate::functions::table::Contended;
+
 /// The CPU time of the whole process (every thread), or of the calling thread.
 fn cpu_clock(clock: libc::clockid_t) -> Duration {
     let mut ts = libc::timespec {
@@ -183,9 +185,9 @@ pub struct TableStats {
     pub saves: u64,
     /// Per-owner folds (nodes of the shared table's lists), per owner.
     pub nodes_per_owner: Vec<u64>,
-    /// Shared table: failed compare-and-swaps while pushing a node; dashmap: saves that found
-    /// their shard locked; save-merge: 0 (nothing is shared while encoding).
-    pub contention: u64,
+    /// Failed compare-and-swaps while pushing a node (shared) and saves that found their
+    /// shard locked (dashmap), apart; none where nothing is shared while encoding.
+    pub contention: Contended,
     /// `lengths[n]`: how many ELF functions have folds from `n` owners (list length).
     pub lengths: Vec<u64>,
     /// `instances[n]`: how many ELF functions have `n` DWARF instances saved.
@@ -254,16 +256,14 @@ pub fn report(
     let per_owner: Vec<String> = table.nodes_per_owner.iter().map(u64::to_string).collect();
     out += &format!(
         "function table ({design}): {} instances saved, {} per-owner folds (per owner: {}), \
-         contention {} ({}), {} instances held for the final pass, finish {:.3} s\n",
+         contention {} ({} failed CAS, {} shard lock waits), {} instances held for the final \
+         pass, finish {:.3} s\n",
         table.saves,
         table.nodes_per_owner.iter().sum::<u64>(),
         per_owner.join(" "),
-        table.contention,
-        match design {
-            "shared" => "failed CAS",
-            "dashmap" => "shard lock waits",
-            _ => "nothing shared",
-        },
+        table.contention.cas_failures + table.contention.lock_waits,
+        table.contention.cas_failures,
+        table.contention.lock_waits,
         table.held,
         table.finish
     );

@@ -139,7 +139,7 @@ fn output_identical_for_every_jobs_count_and_table_design() {
     for (n, input) in inputs.iter().enumerate() {
         let mut reference: Option<Vec<u8>> = None;
         for jobs in ["-j1", "-j2", "-j8", "-j64"] {
-            for design in ["shared", "dashmap", "save-merge"] {
+            for design in ["shared", "dashmap", "save-merge", "private"] {
                 let out = dir.join(format!("{n}{jobs}{design}.btf"));
                 let o = encode(
                     input,
@@ -266,7 +266,7 @@ fn many_cus() -> &'static PathBuf {
 /// batches takes well under a millisecond).
 const BUSY_ATTEMPTS: usize = 5;
 
-/// On an input where every worker and every table owner has work, -j1/2/8/64 and the three
+/// On an input where every worker and every table owner has work, -j1/2/8/64 and the four
 /// table designs give the same bytes and save the same instances; each run's `--stats` shows
 /// all its owners saving (folds from every owner, functions with folds from several). A run
 /// that left an owner idle is repeated, up to [`BUSY_ATTEMPTS`] times.
@@ -275,7 +275,7 @@ fn output_identical_across_jobs_and_designs_with_every_owner_busy() {
     let dir = scratch("many_cus_out");
     let mut reference: Option<(Vec<u8>, u64)> = None;
     for jobs in [1usize, 2, 8, 64] {
-        for design in ["shared", "dashmap", "save-merge"] {
+        for design in ["shared", "dashmap", "save-merge", "private"] {
             let out = dir.join(format!("j{jobs}-{design}.btf"));
             let owners = TableCounters::owners(jobs as u64, MANY_CUS as u64);
             let run_once = || {
@@ -350,4 +350,46 @@ fn jobs_comparison_detects_a_changed_output() {
     let swapped = compare::swapped_records(&good);
     assert_eq!(swapped.len(), good.len());
     assert!(compare::first_difference(&good, &swapped).is_some());
+}
+
+/// `--trace-saves` changes no output byte, and records one save per instance the table's
+/// `--stats` counts, each by a worker of the run into an entry of its table, sorted by time;
+/// the distinct (function, worker) pairs are the table's per-owner folds.
+#[test]
+fn trace_saves_records_every_save_and_changes_nothing() {
+    use dwarf2btf::functions::trace::SaveTrace;
+    let dir = scratch("trace_saves");
+    let (plain, traced, trace) = (
+        dir.join("plain.btf"),
+        dir.join("traced.btf"),
+        dir.join("saves.trace"),
+    );
+    let args = [KERNEL_FEATURES, "-j2", "--stats"];
+    let o = encode(many_cus(), &plain, &args);
+    assert!(o.status.success(), "{}", text(&o));
+    let trace_arg = format!("--trace-saves={}", trace.display());
+    let o = encode(many_cus(), &traced, &[&args[..], &[&trace_arg]].concat());
+    assert!(o.status.success(), "{}", text(&o));
+    let counters = TableCounters::parse(&o);
+    let (plain, traced) = (
+        std::fs::read(plain).unwrap(),
+        std::fs::read(traced).unwrap(),
+    );
+    if let Some(d) = compare::first_difference(&plain, &traced) {
+        panic!("--trace-saves changed the output: {d}");
+    }
+    let trace = SaveTrace::read(&std::fs::read(trace).unwrap()).unwrap();
+    assert_eq!(trace.records.len() as u64, counters.saved);
+    assert!(counters.saved > 0 && trace.workers == 2);
+    assert!(trace
+        .records
+        .windows(2)
+        .all(|w| w[0].start_ns <= w[1].start_ns));
+    assert!(trace
+        .records
+        .iter()
+        .all(|r| u32::from(r.worker) < trace.workers && r.entry < trace.entries));
+    let pairs: std::collections::HashSet<(u32, u16)> =
+        trace.records.iter().map(|r| (r.entry, r.worker)).collect();
+    assert_eq!(pairs.len() as u64, counters.folds);
 }

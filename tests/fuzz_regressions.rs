@@ -118,6 +118,7 @@ fn harness_compression_reads_back() {
             func_table: Default::default(),
             max_decompress_ratio: dwarf2btf::input::elf::DEFAULT_DECOMPRESS_RATIO,
             stats: false,
+            trace_saves: false,
         };
         dwarf2btf::pipeline::run(&config).unwrap();
         std::fs::read(out).unwrap()

@@ -195,7 +195,7 @@ fn kernel_layout_matches_pahole_head() {
     }
 }
 
-/// -j1/-j2/-j8/-j64 and the three table designs all give the same bytes on the kernel, and
+/// -j1/-j2/-j8/-j64 and the four table designs all give the same bytes on the kernel, and
 /// their `--stats` count the same instances saved.
 #[test]
 fn kernel_output_identical_across_jobs_and_designs() {
@@ -211,6 +211,7 @@ fn kernel_output_identical_across_jobs_and_designs() {
         ("-j64", "shared"),
         ("-j2", "dashmap"),
         ("-j2", "save-merge"),
+        ("-j2", "private"),
     ] {
         let out = dir.join(format!("vmlinux{jobs}-{design}.btf"));
         let o = encode(

@@ -36,6 +36,7 @@ pub fn prededup(input: PathBuf) -> Vec<u8> {
         func_table: Design::Shared,
         max_decompress_ratio: dwarf2btf::input::elf::DEFAULT_DECOMPRESS_RATIO,
         stats: false,
+        trace_saves: false,
     };
     pipeline::run(&config).expect("the input encodes");
     std::fs::read(&out).expect("the output is there")

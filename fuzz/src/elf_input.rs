@@ -47,7 +47,7 @@ pub struct ElfInput<'a> {
 
 impl<'a> ElfInput<'a> {
     /// Splits `data`: byte 0 holds the options, bits 0-1 the jobs less one, bits 2-3 the design
-    /// (shared, dashmap, save-merge, shared), bits 4-5 the base (0 fixed, 1 and 3 from the
+    /// (shared, dashmap, save-merge, private), bits 4-5 the base (0 fixed, 1 and 3 from the
     /// input, 2 none), bits 6-7 the compression (0 and 3 none, 1 zlib, 2 zstd). With the base
     /// from the input, two bytes (little-endian) give its length and the base follows. What
     /// remains is the file. Option byte 0 is the target's original run: one job, the shared
@@ -60,6 +60,7 @@ impl<'a> ElfInput<'a> {
         let design = match (opts >> 2) & 3 {
             1 => Design::Dashmap,
             2 => Design::SaveMerge,
+            3 => Design::Private,
             _ => Design::Shared,
         };
         let base = match (opts >> 4) & 3 {
@@ -99,6 +100,7 @@ impl<'a> ElfInput<'a> {
             Design::Shared => 0,
             Design::Dashmap => 1,
             Design::SaveMerge => 2,
+            Design::Private => 3,
         };
         let (base, base_bytes): (u8, &[u8]) = match self.base {
             BaseChoice::Fixed => (0, &[]),

@@ -168,6 +168,7 @@ fn encode(
         func_table: opts.design,
         max_decompress_ratio: dwarf2btf::input::elf::DEFAULT_DECOMPRESS_RATIO,
         stats: false,
+        trace_saves: false,
     };
     let _ = pipeline::run(&config);
 }

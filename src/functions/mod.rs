@@ -3,11 +3,12 @@
 //!
 //! Workers encoding CUs find each DWARF function that has an ELF symbol and save an
 //! [`instance`] of it (prototype, flags, parameter locations' verdicts) into the function
-//! [`table`], shared between the workers in one of three designs. Each owner's instances of a
+//! [`table`], shared between the workers in one of four designs. Each owner's instances of a
 //! function are [`fold`]ed into one summary (prototypes compared through their id-free
 //! [`signature`]). After the workers have joined, the [`final_pass`] merges the owners'
 //! summaries per function, applies pahole's skip rules and emits FUNC_PROTO + FUNC. A
-//! [`watch`] sees chosen functions go through all of it (`dwarf2btf why`).
+//! [`watch`] sees chosen functions go through all of it (`dwarf2btf why`); a [`trace`] records
+//! every save of a run (`--trace-saves`) for replaying it against each table design.
 
 pub mod final_pass;
 pub mod fold;
@@ -15,4 +16,5 @@ pub mod instance;
 mod packing;
 pub mod signature;
 pub mod table;
+pub mod trace;
 pub mod watch;

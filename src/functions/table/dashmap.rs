@@ -4,7 +4,7 @@
 use dashmap::DashMap;
 use rustc_hash::FxBuildHasher;
 
-use super::{check_entry, empty_entries, Contention, LocalContention, OwnerClaims};
+use super::{check_entry, empty_entries, Contended, Contention, LocalContention, OwnerClaims};
 use super::{Fold, FuncSaver, FuncTable, Owner};
 
 /// Entry → `(owner, that owner's fold)` slots, behind `dashmap`'s sharded locks.
@@ -60,8 +60,11 @@ impl<T: Fold> FuncTable<T> for DashmapTable<T> {
         }
     }
 
-    fn contention(&self) -> u64 {
-        self.lock_waits.total()
+    fn contention(&self) -> Contended {
+        Contended {
+            cas_failures: 0,
+            lock_waits: self.lock_waits.total(),
+        }
     }
 
     fn finish(self) -> Vec<Vec<T>> {

@@ -1,23 +1,26 @@
 //! The function table: where parallel encoders record what they learn about each ELF function.
 //!
-//! Three designs implement one trait and must give byte-identical output:
+//! Four designs implement one trait and must give byte-identical output:
 //! - [`shared`]: one table over the ELF functions; each entry heads a lock-free singly linked
 //!   list of per-owner nodes (`owner`, `next`, state) pushed with compare-and-swap (the
 //!   "shared elf_functions" design proposed for pahole);
 //! - [`dashmap`]: entry → per-owner states behind `dashmap`'s sharded locks;
 //! - [`save_merge`]: each encoder appends to its own plain list; one pass at the end groups
-//!   them by entry (Alan Maguire's save-then-merge, what pahole ≥ 1.29 does).
+//!   them by entry (Alan Maguire's save-then-merge, what pahole ≥ 1.29 does);
+//! - [`private`]: the control: each encoder folds as it saves, as the shared table does, but
+//!   into an index of its own; nothing is shared while encoding.
 //!
 //! Workers get a per-owner [`FuncSaver`] handle. A table keeps, per entry and owner, a
 //! [`Fold`] of that owner's instances: the shared table and dashmap fold each instance in as
-//! it is saved (the encoder-local merge), save-merge keeps plain lists and folds them at the
-//! end. After the workers have joined, [`FuncTable::finish`] hands every entry's per-owner
+//! it is saved (the encoder-local merge), and so does the private index, in its own map;
+//! save-merge keeps plain lists and folds them at the end. After the workers have joined, [`FuncTable::finish`] hands every entry's per-owner
 //! folds to the single-threaded final pass (`final_pass.rs`), which merges across owners.
 //!
 //! The parts of the contract every design shares live here: one saver per owner
 //! (`OwnerClaims`), the entry range check, and the contract tests every design runs.
 
 pub mod dashmap;
+pub mod private;
 pub mod save_merge;
 pub mod shared;
 
@@ -67,15 +70,24 @@ pub trait FuncTable<S: Fold>: Sync + Sized {
     /// The handle of worker `owner` (call once per owner; each handle goes to one thread).
     fn saver(&self, owner: Owner) -> Self::Saver<'_>;
 
-    /// Contention seen so far: failed compare-and-swaps (shared), saves that found their shard
-    /// locked (dashmap); 0 for a design that shares nothing while encoding.
-    fn contention(&self) -> u64 {
-        0
+    /// Contention seen so far by the savers already dropped, each kind of event counted
+    /// apart; none for a design that shares nothing while encoding.
+    fn contention(&self) -> Contended {
+        Contended::default()
     }
 
     /// After every worker has joined: for each entry (index = entry), one fold per owner that
     /// saved into it, owners ascending, each folding that owner's instances in save order.
     fn finish(self) -> Vec<Vec<S>>;
+}
+
+/// Contention events of a table, by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Contended {
+    /// Failed compare-and-swaps on a list head (shared: a push that found the head moved).
+    pub cas_failures: u64,
+    /// Saves whose `try_entry` found the entry's shard locked and then waited (dashmap).
+    pub lock_waits: u64,
 }
 
 /// Enforces "one saver per owner": the shared table's soundness depends on it, and the other
@@ -143,6 +155,30 @@ impl Drop for LocalContention<'_> {
     }
 }
 
+/// Per-owner slots, each filled once by its owner's saver when it is dropped (save-merge's
+/// lists, the private indexes): the only writer of a slot is that saver (`OwnerClaims`), so
+/// the locks are never contended; they make the hand-over safe, not fast.
+struct HandedIn<V>(Box<[parking_lot::Mutex<V>]>);
+
+impl<V: Default> HandedIn<V> {
+    fn new(owners: usize) -> Self {
+        HandedIn((0..owners).map(|_| Default::default()).collect())
+    }
+
+    /// Fills `owner`'s slot with `value`, leaving `value` empty.
+    fn hand_in(&self, owner: Owner, value: &mut V) {
+        *self.0[owner as usize].lock() = std::mem::take(value);
+    }
+
+    /// The slots, owners ascending.
+    fn into_owners(self) -> impl Iterator<Item = V> {
+        self.0
+            .into_vec()
+            .into_iter()
+            .map(parking_lot::Mutex::into_inner)
+    }
+}
+
 /// Panics unless `entry` is below `entries` (the same message in every design).
 fn check_entry(entry: u32, entries: usize) {
     assert!(
@@ -202,6 +238,7 @@ mod contract {
     use std::sync::Arc;
 
     use super::dashmap::DashmapTable;
+    use super::private::PrivateTable;
     use super::save_merge::SaveMergeTable;
     use super::shared::SharedTable;
     use super::*;
@@ -336,8 +373,10 @@ mod contract {
             let shared = run::<SharedTable<Vec<Inst>>>(entries as usize, &plan);
             let dashmap = run::<DashmapTable<Vec<Inst>>>(entries as usize, &plan);
             let save_merge = run::<SaveMergeTable<Vec<Inst>>>(entries as usize, &plan);
+            let private = run::<PrivateTable<Vec<Inst>>>(entries as usize, &plan);
             assert_eq!(shared, dashmap, "seed {seed}");
             assert_eq!(shared, save_merge, "seed {seed}");
+            assert_eq!(shared, private, "seed {seed}");
             assert_eq!(shared, expected(entries as usize, &plan), "seed {seed}");
         }
     }

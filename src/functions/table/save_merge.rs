@@ -4,9 +4,7 @@
 //! everything by entry and owner in one pass, folding each owner's instances there (no merging
 //! while encoding: that is this design's point).
 
-use parking_lot::Mutex;
-
-use super::{check_entry, empty_entries, push_fold, OwnerClaims};
+use super::{check_entry, empty_entries, push_fold, HandedIn, OwnerClaims};
 use super::{Fold, FuncSaver, FuncTable, Owner};
 
 /// One owner's saves, in order: `(entry, instance)`.
@@ -16,7 +14,7 @@ type Saves<T> = Vec<(u32, <T as Fold>::Instance)>;
 pub struct SaveMergeTable<T: Fold> {
     entries: usize,
     /// `saved[owner]`: that owner's saves in order; written once, when its saver is dropped.
-    saved: Box<[Mutex<Saves<T>>]>,
+    saved: HandedIn<Saves<T>>,
     claims: OwnerClaims,
 }
 
@@ -36,7 +34,7 @@ impl<T: Fold> FuncTable<T> for SaveMergeTable<T> {
     fn new(entries: usize, owners: usize) -> Self {
         SaveMergeTable {
             entries,
-            saved: (0..owners).map(|_| Mutex::new(Vec::new())).collect(),
+            saved: HandedIn::new(owners),
             claims: OwnerClaims::new(owners),
         }
     }
@@ -55,8 +53,8 @@ impl<T: Fold> FuncTable<T> for SaveMergeTable<T> {
         // Owners ascending, each owner's saves in order: an entry's last fold is this owner's
         // when this owner has saved into the entry before.
         let mut last_owner = vec![Owner::MAX; self.entries];
-        for (owner, saved) in (0..).zip(self.saved) {
-            for (entry, instance) in saved.into_inner() {
+        for (owner, saved) in (0..).zip(self.saved.into_owners()) {
+            for (entry, instance) in saved {
                 let folds = &mut out[entry as usize];
                 match folds.last_mut() {
                     Some(fold) if last_owner[entry as usize] == owner => fold.add(instance),
@@ -80,8 +78,7 @@ impl<T: Fold> FuncSaver<T> for SaveMergeSaver<'_, T> {
 
 impl<T: Fold> Drop for SaveMergeSaver<'_, T> {
     fn drop(&mut self) {
-        // The only writer of this slot (`OwnerClaims`), so the lock is never contended.
-        *self.table.saved[self.owner as usize].lock() = std::mem::take(&mut self.saved);
+        self.table.saved.hand_in(self.owner, &mut self.saved);
     }
 }
 
@@ -101,7 +98,7 @@ mod tests {
             let mut early = table.saver(0);
             early.save(0, "early");
         }
-        assert!(table.saved[1].lock().is_empty());
+        assert!(table.saved.0[1].lock().is_empty());
         drop(late);
         assert_eq!(table.finish(), [vec![vec!["early"], vec!["late"]], vec![]]);
     }

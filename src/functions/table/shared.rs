@@ -17,8 +17,8 @@ use std::mem::MaybeUninit;
 use std::ptr;
 
 use super::{
-    check_entry, empty_entries, push_fold, Contention, Fold, FuncSaver, FuncTable, LocalContention,
-    Owner, OwnerClaims,
+    check_entry, empty_entries, push_fold, Contended, Contention, Fold, FuncSaver, FuncTable,
+    LocalContention, Owner, OwnerClaims,
 };
 use crate::sync::{AtomicPtr, Ordering, Track, UnsafeCell};
 
@@ -282,8 +282,11 @@ impl<T: Fold> FuncTable<T> for SharedTable<T> {
         }
     }
 
-    fn contention(&self) -> u64 {
-        self.cas_retries.total()
+    fn contention(&self) -> Contended {
+        Contended {
+            cas_failures: self.cas_retries.total(),
+            lock_waits: 0,
+        }
     }
 
     fn finish(self) -> Vec<Vec<T>> {
