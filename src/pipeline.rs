@@ -62,7 +62,7 @@ const BATCH_CUS: usize = 16;
 pub struct Summary {
     /// The end of each phase, in order: wall and CPU time since the start, memory.
     pub phases: Vec<PhaseEnd>,
-    /// The workers' CPU time by activity.
+    /// The workers' CPU time by activity (zero unless [`Config::stats`]).
     pub workers: WorkerTimes,
     /// The function table's counters.
     pub table: TableStats,
@@ -288,6 +288,7 @@ pub fn encode(
         verbose: config.verbose,
         release: &release,
         watch: watch.map(|w| w as &dyn EncodeWatch),
+        time_workers: config.stats,
     };
     if let Some((index, types)) = ctx.find_index_cu()? {
         ctx.index_cu = Some(index);

@@ -64,6 +64,9 @@ pub struct EncodeContext<'a, 'd> {
     pub release: &'d (dyn Fn(Range<usize>) + Sync),
     /// Shown every DWARF function of the names it watches.
     pub watch: Option<&'d dyn EncodeWatch>,
+    /// Measure the workers' CPU time by activity (`--stats`): two reads of the thread's CPU
+    /// clock, each a system call, around every step of every CU.
+    pub time_workers: bool,
 }
 
 /// A DWARF function with an ELF symbol of its name, found while encoding a CU: what the
@@ -154,6 +157,15 @@ impl<'a> EncodeContext<'a, '_> {
             cu_offset: header.offset().0 as u64,
             reason: e.to_string(),
         })
+    }
+
+    /// `f()`, its thread CPU time added to `into` when the workers are timed.
+    fn timed<T>(&self, into: &mut std::time::Duration, f: impl FnOnce() -> T) -> T {
+        if self.time_workers {
+            timed(into, f)
+        } else {
+            f()
+        }
     }
 
     fn excluded(&self, cu: &Cu<'_>) -> bool {
@@ -262,7 +274,7 @@ impl<'a> EncodeContext<'a, '_> {
         found: &mut impl FnMut(FoundFunction<'_, 'a>),
     ) -> Result<()> {
         let mut times = WorkerTimes::default();
-        let types = timed(&mut times.decode, || self.decode_types(cu, cu_index))?;
+        let types = self.timed(&mut times.decode, || self.decode_types(cu, cu_index))?;
         if let Some(entry) = find_type_cycle(&types) {
             let die_offset = types.die_offset(types.dies[entry], cu.offset as u64);
             let reason = "this type refers back to itself through typedefs, qualifiers, \
@@ -293,7 +305,7 @@ impl<'a> EncodeContext<'a, '_> {
             _ => IndexRole::Before,
         };
         let type_id_off = chunk.btf.type_cnt() - 1;
-        let index = timed(&mut times.encode, || {
+        let index = self.timed(&mut times.encode, || {
             encode_cu_types(
                 &mut chunk.btf,
                 &types,
@@ -306,11 +318,12 @@ impl<'a> EncodeContext<'a, '_> {
             chunk.index_local = Some(local);
         }
         if !self.funcs.is_empty() {
-            let functions = timed(&mut times.decode, || {
-                decode_cu_functions(self.dwarf, cu, &types, self.arch, self.features)
-            })
-            .map_err(|e| self.dwarf_error(cu, e))?;
-            timed(&mut times.save, || {
+            let functions = self
+                .timed(&mut times.decode, || {
+                    decode_cu_functions(self.dwarf, cu, &types, self.arch, self.features)
+                })
+                .map_err(|e| self.dwarf_error(cu, e))?;
+            self.timed(&mut times.save, || {
                 for f in &functions {
                     let saved = self.save_entry(f);
                     if let Some(watch) = self.watch.filter(|w| w.watches(f.name)) {
@@ -338,11 +351,12 @@ impl<'a> EncodeContext<'a, '_> {
                 }
             });
         }
-        let vars = timed(&mut times.decode, || {
-            decode_cu_variables(self.dwarf, cu, &types, self.features)
-        })
-        .map_err(|e| self.dwarf_error(cu, e))?;
-        let msgs = timed(&mut times.encode, || {
+        let vars = self
+            .timed(&mut times.decode, || {
+                decode_cu_variables(self.dwarf, cu, &types, self.features)
+            })
+            .map_err(|e| self.dwarf_error(cu, e))?;
+        let msgs = self.timed(&mut times.encode, || {
             self.vars
                 .encode_cu(&mut chunk.btf, &vars, type_id_off, &mut chunk.secinfos)
         })?;
