@@ -489,10 +489,6 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     // every worker stays an owner and takes batches, but at most one per CPU encodes at a
     // time, lowest batches first (the merge takes them in order).
     let turns = Gate::new(jobs.min(cpus));
-    // Merged chunks' BTF, for the next batches to reuse: a fresh chunk's buffers would be
-    // mapped and faulted in page by page (they pass glibc's mapping threshold). At most one
-    // per worker that can run at once, and none kept once every batch has started.
-    let spares = SparePool::new(jobs.min(cpus));
     let (tx, rx) = mpsc::channel::<(usize, Owner, Result<Chunk>)>();
     let mut merged = Merged {
         btf: dst,
@@ -524,7 +520,6 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                 batches: &batches,
                 owner: owner as Owner,
                 tx: tx.clone(),
-                spares: &spares,
             };
             let (table, recorder) = (&table, recorder.as_ref());
             // Whether to record is decided here, once per worker: without a recorder the
@@ -569,9 +564,6 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                 merged.cus_skipped += chunk.cus_skipped;
                 merged.workers += chunk.times;
                 merged.chunk_messages.extend(chunk.messages);
-                if next.load(Ordering::Relaxed) < batches.len() {
-                    spares.put(chunk.btf);
-                }
                 expected += 1;
                 window.advance(expected);
                 merge.progress.cus_done(merged.cus + merged.cus_skipped);
@@ -597,33 +589,6 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     Ok(merged)
 }
 
-/// Merged chunks' BTF kept for reuse, up to a number of them.
-struct SparePool {
-    spares: parking_lot::Mutex<Vec<Btf>>,
-    cap: usize,
-}
-
-impl SparePool {
-    fn new(cap: usize) -> Self {
-        SparePool {
-            spares: parking_lot::Mutex::new(Vec::with_capacity(cap)),
-            cap,
-        }
-    }
-
-    fn take(&self) -> Option<Btf> {
-        self.spares.lock().pop()
-    }
-
-    /// Keeps `btf` if the pool has room; drops it otherwise.
-    fn put(&self, btf: Btf) {
-        let mut spares = self.spares.lock();
-        if spares.len() < self.cap {
-            spares.push(btf);
-        }
-    }
-}
-
 /// What one worker thread needs: it claims batches, encodes them, saves their functions'
 /// instances through its saver and sends the chunks to the merge.
 struct Worker<'w, 'a, 'c> {
@@ -636,7 +601,6 @@ struct Worker<'w, 'a, 'c> {
     batches: &'w [Range<usize>],
     owner: Owner,
     tx: mpsc::Sender<(usize, Owner, Result<Chunk>)>,
-    spares: &'w SparePool,
 }
 
 impl<'a> Worker<'_, 'a, '_> {
@@ -658,9 +622,8 @@ impl<'a> Worker<'_, 'a, '_> {
             self.window.wait_for(b);
             let chunk = {
                 let _turn = Turn::take(self.turns, b);
-                let spare = self.spares.take();
                 self.ctx
-                    .encode_batch(self.batches[b].clone(), b as u32, spare, &mut save)
+                    .encode_batch(self.batches[b].clone(), b as u32, &mut save)
             };
             if self.tx.send((b, self.owner, chunk)).is_err() {
                 break;

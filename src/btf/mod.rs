@@ -109,43 +109,15 @@ impl Btf {
     /// An empty base BTF (only `void`).
     pub fn new() -> Self {
         Btf {
-            strings: StringTable::new_base(),
-            ..Btf::new_without_strings()
-        }
-    }
-
-    /// [`Self::new`] with an empty string table, which the caller fills in.
-    fn new_without_strings() -> Self {
-        Btf {
             base: None,
             start_id: 1,
             start_str_off: 0,
             held: 0,
             words: Vec::new(),
             offs: Vec::new(),
-            strings: StringTable::default(),
+            strings: StringTable::new_base(),
             endian: Endian::Little,
             strs_deduped: true,
-        }
-    }
-
-    /// [`Self::new`] in `old`'s memory: its records and strings are dropped, the room they
-    /// took is kept for the new ones.
-    pub fn new_in(old: Btf) -> Self {
-        let Btf {
-            mut words,
-            mut offs,
-            mut strings,
-            ..
-        } = old;
-        words.clear();
-        offs.clear();
-        strings.clear_to_base();
-        Btf {
-            words,
-            offs,
-            strings,
-            ..Btf::new_without_strings()
         }
     }
 

@@ -42,18 +42,10 @@ impl StringTable {
     /// A table for base BTF: holds the empty string at offset 0.
     pub fn new_base() -> Self {
         let mut t = StringTable::default();
-        t.clear_to_base();
-        t
-    }
-
-    /// Empties a table into a base table's start (the empty string at offset 0), keeping its
-    /// memory for the strings to come.
-    pub fn clear_to_base(&mut self) {
-        self.data.clear();
-        self.index.clear();
-        self.data.push(0);
-        self.index
+        t.data.push(0);
+        t.index
             .insert_unique(hash_bytes(b""), 0, |&o| hash_bytes(t_str(&[0], o)));
+        t
     }
 
     /// An empty table for split BTF (its offsets continue the base's).

@@ -231,15 +231,14 @@ impl<'a> EncodeContext<'a, '_> {
     }
 
     /// Encodes CUs `range` into a new chunk, handing every function with an ELF symbol to
-    /// `found`. The chunk's BTF reuses `spare`'s memory when given one (a merged chunk's).
+    /// `found`.
     pub fn encode_batch(
         &self,
         range: Range<usize>,
         chunk_index: u32,
-        spare: Option<Btf>,
         found: &mut impl FnMut(FoundFunction<'_, 'a>),
     ) -> Result<Chunk> {
-        let mut btf = spare.map_or_else(Btf::new, Btf::new_in);
+        let mut btf = Btf::new();
         btf.endian = self.endian;
         let mut chunk = Chunk {
             btf,
