@@ -652,7 +652,7 @@ fn table_stats(
         let instances: u32 = folds.iter().map(FuncSummary::count).sum();
         bump(&mut stats.instances, instances as usize);
         for fold in folds {
-            stats.nodes_per_owner[batch_owner[fold.first().chunk as usize] as usize] += 1;
+            stats.nodes_per_owner[batch_owner[fold.first().head.chunk as usize] as usize] += 1;
             stats.saves += u64::from(fold.count());
             stats.held += fold.held() as u64;
             stats.held_bytes += fold.heap_bytes() as u64;

@@ -533,7 +533,7 @@ impl FuncWatch for Watcher {
     fn saved(&self, instance: &FuncInstance) {
         self.lock()
             .saved_flags
-            .insert(instance.order, instance.flags);
+            .insert(instance.head.order, instance.head.flags);
     }
 
     fn decided(&self, d: &Decision<'_, '_>) {
@@ -541,9 +541,9 @@ impl FuncWatch for Watcher {
             reasons: d.reasons().collect(),
             log_lines: d.log_lines(),
             mismatch: d.mismatch(),
-            canonical: d.canonical.order,
-            first: d.summary.first().order,
-            inconsistent: d.inconsistent.map(|i| i.order),
+            canonical: d.canonical.head.order,
+            first: d.summary.first().head.order,
+            inconsistent: d.inconsistent.map(|i| i.head.order),
             instances: d.summary.count(),
             ambiguous_addr: d.elf.ambiguous_addr,
             kfunc: d.elf.kfunc.then_some(d.elf.kfunc_flags),

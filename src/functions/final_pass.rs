@@ -132,7 +132,7 @@ impl<'d, 'e> Decision<'d, 'e> {
             .true_signature
             .then(|| summary.true_signature())
             .flatten()
-            .and_then(|i| Some((i, elf.dot_symbol_at(i.addr)?)));
+            .and_then(|i| Some((i, elf.dot_symbol_at(i.head.addr)?)));
         if let Some((canonical, sym)) = true_signature {
             return Decision {
                 elf,
@@ -243,9 +243,9 @@ impl<W: Write> FinalPass<'_, W> {
     }
 
     fn translate(&self, s: &mut FuncInstance) {
-        let off = self.chunk_offsets[s.chunk as usize];
+        let off = self.chunk_offsets[s.head.chunk as usize];
         let x = |id: u32| if id == 0 { 0 } else { id + off };
-        s.ret = x(s.ret);
+        s.head.ret = x(s.head.ret);
         for i in 0..s.param_count() {
             s.set_param_type(i, x(s.param_type(i)));
         }
@@ -295,7 +295,7 @@ impl<W: Write> FinalPass<'_, W> {
     fn add_arena_attrs(&mut self, elf: &ElfFunction<'_>, state: &mut FuncInstance) -> Result<()> {
         let flags = elf.kfunc_flags;
         if flags & KF_ARENA_RET != 0 {
-            state.ret = self.arena_ptr(elf, "return type", state.ret)?;
+            state.head.ret = self.arena_ptr(elf, "return type", state.head.ret)?;
         }
         for (flag, idx) in [(KF_ARENA_ARG1, 0), (KF_ARENA_ARG2, 1)] {
             if flags & flag == 0 {
@@ -344,7 +344,7 @@ impl<W: Write> FinalPass<'_, W> {
     /// `btf_encoder__add_func`: FUNC_PROTO, FUNC (static, named `name`: the ELF base name, or
     /// a clone's for a true signature), decl tags.
     fn add_func(&mut self, name: &str, s: &FuncInstance) -> Result<u32> {
-        let proto = self.btf.add_func_proto(s.ret)?;
+        let proto = self.btf.add_func_proto(s.head.ret)?;
         for (name, ty) in s.params() {
             self.btf.add_func_param(Some(name), ty)?;
         }
@@ -439,7 +439,7 @@ mod tests {
             state.params().map(|p| p.0).collect::<Vec<_>>(),
             [b"a", b"b"]
         );
-        for new_ptr in [state.ret, state.param_type(1)] {
+        for new_ptr in [state.head.ret, state.param_type(1)] {
             let p = btf.type_by_id(new_ptr).unwrap();
             assert_eq!(p.kind(), Some(Kind::Ptr));
             assert_ne!(new_ptr, ptr);

@@ -75,9 +75,9 @@ impl FuncSummary {
             at_symbol,
             at_symbol_unskipped: at_symbol.filter(|_| !instance.optimized_skip(false)),
             at_dot_symbol: instance.has(flags::DOT_SYMBOL).then_some(0),
-            untrusted_at: (instance.flags & UNTRUSTED != 0).then_some(instance.order),
-            blocking_at: (instance.flags & BLOCKING != 0).then_some(instance.order),
-            combined: instance.flags & COMBINED,
+            untrusted_at: (instance.head.flags & UNTRUSTED != 0).then_some(instance.head.order),
+            blocking_at: (instance.head.flags & BLOCKING != 0).then_some(instance.head.order),
+            combined: instance.head.flags & COMBINED,
             count: 1,
             kept: vec![instance],
         }
@@ -87,11 +87,13 @@ impl FuncSummary {
     pub fn merge(self, other: FuncSummary) -> FuncSummary {
         let sides = [&self, &other];
         let earlier = |a: Option<Pick>, b: Option<Pick>| match (a, b) {
-            (Some(a), Some(b)) => Some(if sides[b.0].at(b.1).order < sides[a.0].at(a.1).order {
-                b
-            } else {
-                a
-            }),
+            (Some(a), Some(b)) => Some(
+                if sides[b.0].at(b.1).head.order < sides[a.0].at(a.1).head.order {
+                    b
+                } else {
+                    a
+                },
+            ),
             (a, b) => a.or(b),
         };
         let first = earlier(Some((0, self.first)), Some((1, other.first))).expect("both exist");
@@ -144,14 +146,14 @@ impl FuncSummary {
     pub fn inconsistent(&self) -> Option<&FuncInstance> {
         let m = self.at(self.mismatch?);
         match self.blocking_at {
-            Some(b) if b <= m.order => None,
+            Some(b) if b <= m.head.order => None,
             _ => Some(m),
         }
     }
 
     /// The first instance's flags with every instance's [`COMBINED`] flags ORed in.
     pub fn flags(&self) -> u8 {
-        self.first().flags | self.combined
+        self.first().head.flags | self.combined
     }
 
     /// The canonical instance: the first at an ELF address that is not skipped for optimized
@@ -172,7 +174,7 @@ impl FuncSummary {
     pub fn true_signature(&self) -> Option<&FuncInstance> {
         let candidate = self.at(self.at_dot_symbol?);
         match self.untrusted_at {
-            Some(u) if u <= candidate.order => None,
+            Some(u) if u <= candidate.head.order => None,
             _ => Some(candidate),
         }
     }
@@ -296,16 +298,16 @@ mod tests {
     );
 
     fn walk(mut all: Vec<FuncInstance>) -> Decision {
-        all.sort_by_key(|s| s.order);
-        let mut first_flags = all[0].flags;
+        all.sort_by_key(|s| s.head.order);
+        let mut first_flags = all[0].head.flags;
         let mut mismatch = None;
         for s in &all[1..] {
-            let acc = (first_flags | s.flags) & COMBINED;
+            let acc = (first_flags | s.head.flags) & COMBINED;
             if acc & BLOCKING == 0
                 && mismatch.is_none()
                 && !all[0].signature().matches(&s.signature())
             {
-                mismatch = Some(s.order);
+                mismatch = Some(s.head.order);
             }
             first_flags |= acc;
         }
@@ -314,17 +316,17 @@ mod tests {
                 all.iter()
                     .find(|s| s.has(flags::AT_SYMBOL) && (skip_ok || !s.optimized_skip(true_sig)))
             };
-            at(false).or(at(true)).unwrap_or(&all[0]).order
+            at(false).or(at(true)).unwrap_or(&all[0]).head.order
         };
         // btf_encoder__add_true_signature: each instance carries the OR of the untrusted
         // flags from the first instance to it.
         let mut untrusted = 0;
         let true_signature = all.iter().find_map(|s| {
-            untrusted |= s.flags & UNTRUSTED;
-            (s.has(flags::DOT_SYMBOL) && untrusted == 0).then_some(s.order)
+            untrusted |= s.head.flags & UNTRUSTED;
+            (s.has(flags::DOT_SYMBOL) && untrusted == 0).then_some(s.head.order)
         });
         (
-            all[0].order,
+            all[0].head.order,
             mismatch,
             first_flags,
             canonical(false),
@@ -335,12 +337,12 @@ mod tests {
 
     fn decision(s: &FuncSummary) -> Decision {
         (
-            s.first().order,
-            s.inconsistent().map(|m| m.order),
+            s.first().head.order,
+            s.inconsistent().map(|m| m.head.order),
             s.flags(),
-            s.canonical(false).order,
-            s.canonical(true).order,
-            s.true_signature().map(|t| t.order),
+            s.canonical(false).head.order,
+            s.canonical(true).head.order,
+            s.true_signature().map(|t| t.head.order),
         )
     }
 

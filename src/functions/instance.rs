@@ -62,16 +62,8 @@ pub fn dwarf_flags(func: &FunctionInfo<'_>) -> u8 {
 /// One saved DWARF instance of an ELF function.
 #[derive(Clone, Debug)]
 pub struct FuncInstance {
-    /// Position in DWARF order: (CU index, DIE offset). Orders instances like pahole's array.
-    pub order: (u32, u32),
-    /// The chunk whose BTF the type ids below belong to.
-    pub chunk: u32,
-    /// `DW_AT_low_pc` (0 for abstract instances and ranges-only functions).
-    pub addr: u64,
-    /// Return type id, chunk-local (0 = void).
-    pub ret: u32,
-    /// [`flags`] bits.
-    pub flags: u8,
+    /// Where it is in DWARF order, its chunk, address, return type and flags.
+    pub head: InstanceHead,
     /// Parameters, decl tags and the signature, in one allocation (see [`Packed`]).
     packed: Box<[u8]>,
 }
@@ -137,18 +129,14 @@ impl FuncInstance {
         out[8..12].copy_from_slice(&sig_at.to_le_bytes());
         out.extend_from_slice(signature);
         FuncInstance {
-            order: head.order,
-            chunk: head.chunk,
-            addr: head.addr,
-            ret: head.ret,
-            flags: head.flags,
+            head,
             packed: out.into_boxed_slice(),
         }
     }
 
     /// Whether the [`flags`] bit `flag` is set.
     pub fn has(&self, flag: u8) -> bool {
-        self.flags & flag != 0
+        self.head.flags & flag != 0
     }
 
     /// Whether the instance is skipped for optimized parameters: its ABI changed (clang's
@@ -222,11 +210,11 @@ impl FuncInstance {
 /// The fixed-size fields of a [`FuncInstance`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct InstanceHead {
-    /// Position in DWARF order: (CU index, DIE offset).
+    /// Position in DWARF order: (CU index, DIE offset). Orders instances like pahole's array.
     pub order: (u32, u32),
     /// The chunk whose BTF the type ids belong to.
     pub chunk: u32,
-    /// `DW_AT_low_pc`.
+    /// `DW_AT_low_pc` (0 for abstract instances and ranges-only functions).
     pub addr: u64,
     /// Return type id, chunk-local (0 = void).
     pub ret: u32,

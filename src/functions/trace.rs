@@ -207,10 +207,10 @@ impl<S: FuncSaver<FuncSummary>> FuncSaver<FuncSummary> for Traced<'_, S> {
             start_ns: 0,
             duration_ns: 0,
             entry,
-            order: instance.order,
-            batch: instance.chunk,
+            order: instance.head.order,
+            batch: instance.head.chunk,
             worker: self.worker,
-            flags: instance.flags,
+            flags: instance.head.flags,
             params: instance.param_count().min(255) as u8,
         };
         let start = Instant::now();
