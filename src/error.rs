@@ -44,17 +44,6 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
-    /// A DWARF tag BTF cannot express (nothing raises it today: the encoder reports such
-    /// tags as [`Error::Encode`]).
-    #[error("{path}: unsupported DWARF tag {tag} at DIE .debug_info+{die_offset:#x}: BTF has no equivalent")]
-    UnsupportedTag {
-        /// The ELF file.
-        path: PathBuf,
-        /// The tag's name (`DW_TAG_*`).
-        tag: String,
-        /// The DIE's offset in `.debug_info`, in bytes.
-        die_offset: u64,
-    },
     /// A DIE, variable or kfunc cannot be turned into BTF.
     #[error("cannot encode {what} at DIE .debug_info+{die_offset:#x}: {reason}")]
     Encode {
@@ -74,6 +63,13 @@ pub enum Error {
     /// The command line asks for something invalid; the text is the message shown.
     #[error("{0}")]
     Usage(String),
+    /// An encoding worker ended without sending the chunk of a batch it had claimed (it
+    /// panicked, or the merge stopped listening).
+    #[error("an encoding worker stopped before batch {batch} was done")]
+    WorkerStopped {
+        /// The first batch that never arrived.
+        batch: usize,
+    },
 }
 
 impl Error {

@@ -537,9 +537,7 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
             }
         }
         if expected != batches.len() {
-            return Err(Error::BadBtf(
-                "a worker stopped before its batch was done".into(),
-            ));
+            return Err(Error::WorkerStopped { batch: expected });
         }
         Ok(())
     });
