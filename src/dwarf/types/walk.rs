@@ -61,6 +61,20 @@ struct Frame<'a> {
     spec: Option<u32>,
 }
 
+impl Frame<'_> {
+    /// A frame that appends no entry when it closes.
+    fn bare(depth: isize, offset: u32, kind: FrameKind) -> Self {
+        Frame {
+            depth,
+            offset,
+            kind,
+            pending: None,
+            ty: VOID,
+            spec: None,
+        }
+    }
+}
+
 /// The decoder of one CU's types.
 pub(super) struct Walker<'a, 'd> {
     /// The CU being decoded.
@@ -226,7 +240,8 @@ impl<'a> Walker<'a, '_> {
                 raw.read_attributes(abbrev.attributes(), &mut attrs_buf)?;
                 self.import_unit(&attrs_buf, offset)?;
                 if abbrev.has_children() {
-                    self.push_frame(depth, offset, FrameKind::Other, None, VOID, None);
+                    self.frames
+                        .push(Frame::bare(depth, offset, FrameKind::Other));
                 }
                 continue;
             }
@@ -244,7 +259,8 @@ impl<'a> Walker<'a, '_> {
                     raw.skip_attributes(abbrev.attributes())?;
                 }
                 if abbrev.has_children() {
-                    self.push_frame(depth, offset, FrameKind::Other, None, VOID, None);
+                    self.frames
+                        .push(Frame::bare(depth, offset, FrameKind::Other));
                 }
                 continue;
             }
@@ -264,25 +280,6 @@ impl<'a> Walker<'a, '_> {
             die_offset: self.out.die_offset(offset, self.cu.offset as u64),
             reason: reason.into(),
         }
-    }
-
-    fn push_frame(
-        &mut self,
-        depth: isize,
-        offset: u32,
-        kind: FrameKind,
-        pending: Option<Entry<'a>>,
-        ty: RawRef,
-        spec: Option<u32>,
-    ) {
-        self.frames.push(Frame {
-            depth,
-            offset,
-            kind,
-            pending,
-            ty,
-            spec,
-        });
     }
 
     fn close_frames(&mut self, depth: isize) -> Result<(), DecodeError> {
@@ -402,7 +399,8 @@ impl<'a> Walker<'a, '_> {
             // A declaration standing for a type unit's type (gcc's skeletons): no slot.
             self.add_alias(offset, target);
             if has_children {
-                self.push_frame(depth, offset, FrameKind::Other, None, VOID, None);
+                self.frames
+                    .push(Frame::bare(depth, offset, FrameKind::Other));
             }
             return Ok(());
         }
@@ -557,11 +555,14 @@ impl<'a> Walker<'a, '_> {
             _ => (FrameKind::Other, None),
         };
         match pending {
-            Some(p) if has_children => {
-                self.push_frame(depth, offset, kind, Some(p), ty, a.specification)
-            }
+            Some(p) if has_children => self.frames.push(Frame {
+                pending: Some(p),
+                ty,
+                spec: a.specification,
+                ..Frame::bare(depth, offset, kind)
+            }),
             Some(p) => self.finish_entry(offset, kind, p, ty, a.specification),
-            None if has_children => self.push_frame(depth, offset, kind, None, VOID, None),
+            None if has_children => self.frames.push(Frame::bare(depth, offset, kind)),
             None => {}
         }
         Ok(())
