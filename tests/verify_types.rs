@@ -156,6 +156,52 @@ fn vlen_and_kflag_rules() {
     .is_empty());
 }
 
+/// kind_flag 1 on TYPE_TAG and DECL_TAG (an arbitrary `__attribute__`) by release: rejected
+/// before 6.15, taken from 6.15 on; other kinds' kind_flag rules do not change.
+#[test]
+fn tag_kflag_by_release() {
+    let (mut b, ids) = sample();
+    let tag = b.add_str(b"address_space(1)");
+    let type_tag = b
+        .push_record(&[tag, info(Kind::TypeTag, 0, true), ids.int])
+        .unwrap();
+    b.push_record(&[0, info(Kind::Ptr, 0, false), type_tag])
+        .unwrap();
+    let attr = b.add_str(b"aligned(8)");
+    b.push_record(&[attr, info(Kind::DeclTag, 0, true), ids.s, u32::MAX])
+        .unwrap();
+    let bytes = write::to_bytes(&b);
+    let judge = |version: &str| {
+        let target = verify::Target::Kernel(version.parse().unwrap());
+        verify::judge(&bytes, None, target).problems
+    };
+    for old in ["6.1", "6.14"] {
+        let p = judge(old);
+        assert_eq!(p.len(), 2, "{old}:\n{}", show(&p));
+        assert_only_rule(&p, "M6-kflag");
+        assert!(
+            p[0].message.contains("Linux 6.15 and later take"),
+            "{}",
+            p[0]
+        );
+    }
+    for new in ["6.15", "7.2"] {
+        assert!(judge(new).is_empty(), "{new}:\n{}", show(&judge(new)));
+    }
+    // On its own 24-byte header: 6.1's rules.
+    assert_only_rule(&verify::verify_bytes(&bytes, None), "M6-kflag");
+    let p = with_record(|_, ids| vec![0, info(Kind::Const, 0, true), ids.int]);
+    assert_only_rule(&p, "M6-kflag");
+    let (mut b, ids) = sample();
+    b.push_record(&[0, info(Kind::Const, 0, true), ids.int])
+        .unwrap();
+    let target = verify::Target::Kernel("7.2".parse().unwrap());
+    assert_only_rule(
+        &verify::judge(&write::to_bytes(&b), None, target).problems,
+        "M6-kflag",
+    );
+}
+
 #[test]
 fn referenced_ids() {
     // Past BTF_MAX_TYPE: a meta error.
