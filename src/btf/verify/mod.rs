@@ -23,8 +23,8 @@
 //! `R*`) are 6.1's, with what later releases relaxed applied for them ([`TypeRules`]): from
 //! 6.15 on a TYPE_TAG or DECL_TAG may have kind_flag 1 (an arbitrary `__attribute__`, as
 //! pahole's `attributes` writes for the arena kfuncs' `address_space(1)` pointers). A file
-//! judged on its own header gets the type rules of the release its header stands for: 6.1's
-//! for 24 bytes, 7.1's for 32.
+//! judged on its own header gets the newest type rules, and the kernels before 6.15 are named
+//! beside the verdict when it has such tags ([`Verdict::before_tag_kflag`]).
 //!
 //! Rules (`Problem::rule`):
 //! - header: `H1-magic`, `H1-version`, `H1-flags`, `H2-hdr-len`, `H2-hdr-extra`,
@@ -144,10 +144,7 @@ pub fn verify_bytes(data: &[u8], base: Option<&Arc<Btf>>) -> Vec<Problem> {
 /// `base` must be given for split BTF.
 pub fn judge(data: &[u8], base: Option<&Arc<Btf>>, target: Target) -> Verdict {
     let (rules, types) = match target {
-        Target::OwnHeader => {
-            let rules = header::own_rules(data);
-            (rules, TypeRules::for_header(rules))
-        }
+        Target::OwnHeader => (header::own_rules(data), TypeRules::NEWEST),
         Target::Kernel(version) => (HeaderRules::of(version), TypeRules::of(version)),
     };
     let before_layout = if target == Target::OwnHeader && rules == HeaderRules::Layout {
@@ -155,11 +152,27 @@ pub fn judge(data: &[u8], base: Option<&Arc<Btf>>, target: Target) -> Verdict {
     } else {
         Vec::new()
     };
+    let sink = check_bytes(data, base, rules, types);
+    let before_tag_kflag = match (target, sink.attribute_tags) {
+        (Target::OwnHeader, Some((id, count, ref first))) => vec![Problem {
+            type_id: Some(id),
+            rule: "M6-kflag",
+            message: match count {
+                1 => format!("{first} has kind_flag 1 (an attribute)"),
+                n => format!(
+                    "{first} has kind_flag 1 (an attribute), as have {} more tag(s)",
+                    n - 1
+                ),
+            },
+        }],
+        _ => Vec::new(),
+    };
     Verdict {
         target,
         rules,
-        problems: check_bytes(data, base, rules, types),
+        problems: sink.problems,
         before_layout,
+        before_tag_kflag,
     }
 }
 
@@ -172,15 +185,10 @@ pub fn header_problems(data: &[u8], split: bool, rules: HeaderRules) -> Vec<Prob
 }
 
 /// Every check of raw BTF under `rules` and `types`.
-fn check_bytes(
-    data: &[u8],
-    base: Option<&Arc<Btf>>,
-    rules: HeaderRules,
-    types: TypeRules,
-) -> Vec<Problem> {
+fn check_bytes(data: &[u8], base: Option<&Arc<Btf>>, rules: HeaderRules, types: TypeRules) -> Sink {
     let mut sink = Sink::default();
     let Some(h) = check_header(data, base.is_some(), rules, &mut sink) else {
-        return sink.problems;
+        return sink;
     };
     let body = data.get(h.hdr_len..).unwrap_or(&[]);
     let tsec = section(body, h.type_off, h.type_len);
@@ -212,11 +220,11 @@ fn check_bytes(
         h.endian,
     );
     check_types(&btf, &mut sink, truncated, types);
-    sink.problems
+    sink
 }
 
-/// Checks an in-memory BTF: string section, then every own type (meta and resolve checks), by
-/// the type rules of the kernels before 7.1 (it has no header to say otherwise).
+/// Checks an in-memory BTF as [`verify_bytes`] checks its bytes: string section, then every
+/// own type (meta and resolve checks) by the newest type rules.
 ///
 /// An empty result means the BTF is valid.
 pub fn verify(btf: &Btf) -> Vec<Problem> {
@@ -225,20 +233,18 @@ pub fn verify(btf: &Btf) -> Vec<Problem> {
     if btf.base().is_none() && btf.own_len() == 0 {
         sink.push(None, "H5-no-types", "base BTF without any type".into());
     }
-    check_types(
-        btf,
-        &mut sink,
-        false,
-        TypeRules::for_header(HeaderRules::Classic),
-    );
+    check_types(btf, &mut sink, false, TypeRules::NEWEST);
     sink.problems
 }
 
-/// Collects problems, stopping after [`MAX_PROBLEMS`].
+/// Collects problems, stopping after [`MAX_PROBLEMS`], and the tags older kernels reject.
 #[derive(Default)]
 struct Sink {
     problems: Vec<Problem>,
     full: bool,
+    /// TYPE_TAGs and DECL_TAGs with kind_flag 1 that the rules took: the first one's id and
+    /// description, and how many there are.
+    attribute_tags: Option<(u32, u32, String)>,
 }
 
 impl Sink {
@@ -322,6 +328,11 @@ fn check_types(btf: &Btf, sink: &mut Sink, truncated: bool, types: TypeRules) {
             v.meta_bad[i] = true;
             v.visit[i] = Visit::Failed;
             sink.push(Some(id), rule, msg);
+        } else if t.is_attribute_tag() {
+            match &mut sink.attribute_tags {
+                Some((_, count, _)) => *count += 1,
+                None => sink.attribute_tags = Some((id, 1, v.desc(t))),
+            }
         }
     }
     if truncated {

@@ -40,9 +40,6 @@ pub const TAG_KFLAG_KERNEL: KernelVersion = KernelVersion {
     minor: 15,
 };
 
-/// The release whose type rules a file judged on its 24-byte header meets.
-const CLASSIC_KERNEL: KernelVersion = KernelVersion { major: 6, minor: 1 };
-
 impl fmt::Display for KernelVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}", self.major, self.minor)
@@ -130,19 +127,14 @@ pub struct TypeRules {
 }
 
 impl TypeRules {
+    /// Every relaxation known: the rules for a file judged on its own header, beside which
+    /// the older kernels' objections are named.
+    pub const NEWEST: TypeRules = TypeRules { tag_kflag: true };
+
     /// The rules `version` applies.
     pub fn of(version: KernelVersion) -> Self {
         TypeRules {
             tag_kflag: version >= TAG_KFLAG_KERNEL,
-        }
-    }
-
-    /// The rules for a file judged on its own header: 6.1's for the 24-byte header, those of
-    /// the first release that reads the 32-byte one for a 32-byte header.
-    pub fn for_header(rules: HeaderRules) -> Self {
-        match rules {
-            HeaderRules::Classic => TypeRules::of(CLASSIC_KERNEL),
-            HeaderRules::Layout => TypeRules::of(LAYOUT_KERNEL),
         }
     }
 }
@@ -192,7 +184,6 @@ mod tests {
         assert!(!tags("6.14"));
         assert!(tags("6.15"));
         assert!(tags("7.2"));
-        assert!(!TypeRules::for_header(HeaderRules::Classic).tag_kflag);
-        assert!(TypeRules::for_header(HeaderRules::Layout).tag_kflag);
+        assert_eq!(TypeRules::of("7.2".parse().unwrap()), TypeRules::NEWEST);
     }
 }
