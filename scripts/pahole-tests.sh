@@ -23,7 +23,7 @@ VMLINUX=${3:-$(scripts/fetch-kernel.sh)}
 # Some tests use gawk's awk (mawk fails them whichever tool encodes).
 awk --version 2>/dev/null | grep -q 'GNU Awk' || { echo "pahole's tests need awk to be GNU awk (apt-get install gawk)" >&2; exit 2; }
 cargo build --release --quiet
-DWARF2BTF=$PWD/target/release/dwarf2btf
+DWARF2BTF=${CARGO_TARGET_DIR:-$PWD/target}/release/dwarf2btf
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

@@ -12,7 +12,8 @@
 //! verify judges for the running kernel's release (`Target::Kernel`, as `verify
 //! --kernel-version` does): its header rules are 6.1's before 7.1 and the layout-aware ones
 //! from 7.1 on. BTF with libbpf 1.8's 32-byte layout header (encoded by dwarf2btf, pahole
-//! HEAD's, hand-made variants) and every mutation of its header get the same comparison.
+//! HEAD's, hand-made variants) and every mutation of its header get the same comparison, and
+//! so do pahole HEAD's attribute type tags (kind_flag 1) with kind_flag flipped in each record.
 
 mod common;
 #[path = "common/layout_cases.rs"]
@@ -286,4 +287,51 @@ fn verify_agrees_with_kernel_on_layout_headers() {
         };
         eprintln!("{name}: the kernel accepted {accepted} of 97");
     }
+}
+
+/// pahole HEAD's BTF of the arena kfuncs (tests/data/attributes), whose TYPE_TAGs have
+/// kind_flag 1: verify for the running kernel's release and the kernel agree on it, on its
+/// random mutations, and on kind_flag flipped in every record, one at a time (the tags'
+/// rule changed in 6.15; the other kinds' did not).
+#[test]
+fn verify_agrees_with_kernel_on_tag_kind_flags() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/attributes/arena_kfuncs.pahole-head.btf"
+    );
+    let data = std::fs::read(path).unwrap();
+    let what = "verify_agrees_with_kernel_on_tag_kind_flags";
+    if !differential(what, &data, cases()) {
+        return;
+    }
+    let btf = dwarf2btf::btf::read::parse(&data, None).unwrap();
+    let h = dwarf2btf::btf::read::parse_header(&data).unwrap();
+    let mut at = (h.hdr_len + h.type_off) as usize;
+    let (mut bad, mut flipped, mut accepted) = (Vec::new(), 0, 0);
+    for id in 1..btf.type_cnt() {
+        let t = btf.type_by_id(id).unwrap();
+        let mut buf = data.clone();
+        buf[at + 7] ^= 0x80; // info bit 31, kind_flag (little-endian)
+        at += t.words.len() * 4;
+        let Some(kernel) = kernel_verdict(what, &buf) else {
+            return;
+        };
+        let problems = for_running_kernel(&buf);
+        flipped += 1;
+        accepted += kernel.is_ok() as u32;
+        if problems.is_empty() != kernel.is_ok() {
+            bad.push(format!(
+                "  [{id}] {:?}: verify {problems:?}, kernel {kernel:?}",
+                t.kind()
+            ));
+        }
+    }
+    assert_eq!(flipped, btf.type_cnt() - 1);
+    // The tags (and the structs, whose kind_flag only changes how member offsets read) take
+    // either value; FUNCs, PTRs, INTs, ... do not: the comparison shows something.
+    assert!(
+        0 < accepted && accepted < flipped,
+        "{accepted} of {flipped}"
+    );
+    assert!(bad.is_empty(), "{what}: disagreements:\n{}", bad.join("\n"));
 }

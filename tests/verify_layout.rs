@@ -1,14 +1,15 @@
 //! `verify` for the kernels a file is meant for: the layout-aware header rules of Linux 7.1 and
 //! later (32-byte header, kind layout section) against the 24-byte header of the kernels
 //! before, on pahole HEAD's BTF with `layout` and on hand-made variants of its header and
-//! sections; and the readers (`read`, `dump`, `diff`) on the 32-byte header.
+//! sections; the 7.2 build's BTF, whose attribute type tags need 6.15's type rules; and the
+//! readers (`read`, `dump`, `diff`) on the 32-byte header.
 
 mod common;
 #[path = "common/layout_cases.rs"]
 mod layout_cases;
 
 use dwarf2btf::btf::verify::{self, HeaderRules, Problem, Target};
-use dwarf2btf::btf::{canon, dump, read};
+use dwarf2btf::btf::{canon, dump, read, write, Kind};
 
 fn linux(version: &str) -> Target {
     Target::Kernel(version.parse().unwrap())
@@ -61,6 +62,41 @@ fn pahole_head_file_without_layout_is_valid_everywhere() {
     }
     let own = verify::judge(&data, None, Target::OwnHeader);
     assert!(own.valid() && own.before_layout.is_empty(), "{own:#?}");
+}
+
+/// The 7.2 build's BTF as pahole HEAD wrote it, with `attributes`: the arena kfuncs'
+/// `address_space(1)` pointers give TYPE_TAGs with kind_flag 1. The booted 7.2 kernel took
+/// both files, and so does verify for 7.2 and on their own (32-byte) headers. With the 24-byte
+/// header instead, so that only the type rules differ, kernels before 6.15 reject exactly those
+/// tags, and 6.15 and later take them.
+#[test]
+fn kernel_build_7_2_oracle_is_valid_for_7_2() {
+    for which in ["vmlinux", "tmp_vmlinux1"] {
+        let data = std::fs::read(common::oracle_kernel_build_7_2(which)).unwrap();
+        assert_verdict(which, &data, linux("7.2"), None);
+        let own = verify::judge(&data, None, Target::OwnHeader);
+        assert!(own.valid(), "{which}: {:#?}", own.problems);
+
+        let btf = read::parse(&data, None).unwrap();
+        let attribute_tags = (1..btf.type_cnt())
+            .filter(|&id| {
+                let t = btf.type_by_id(id).unwrap();
+                t.kind() == Some(Kind::TypeTag) && t.kflag()
+            })
+            .count();
+        assert!(attribute_tags > 0, "{which}: no TYPE_TAG with kind_flag 1");
+        let classic = write::to_bytes(&btf);
+        for version in ["6.1", "6.14"] {
+            let p = verify::judge(&classic, None, linux(version)).problems;
+            assert_eq!(p.len(), attribute_tags, "{which}, {version}: {p:#?}");
+            assert!(p.iter().all(|p| p.rule == "M6-kflag"
+                && p.message
+                    .starts_with("TYPE_TAG 'address_space(1)': kind_flag must be 0")));
+        }
+        for version in ["6.15", "7.0", "7.2"] {
+            assert_verdict(which, &classic, linux(version), None);
+        }
+    }
 }
 
 /// Each hand-made variant breaks the rule expected of it, and only that one, for 7.2 and for

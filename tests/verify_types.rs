@@ -133,18 +133,10 @@ fn vlen_and_kflag_rules() {
     assert_only_rule(&p, "M6-kflag");
     let p = with_record(|_, ids| vec![0, info(Kind::Array, 0, true), 0, ids.int, ids.int, 1]);
     assert_only_rule(&p, "M6-kflag");
-    // 6.1 rejects kind_flag on TYPE_TAG and DECL_TAG (attributes came later).
+    // kind_flag on TYPE_TAG and DECL_TAG (an attribute) is taken by the newest rules, which
+    // a file judged on its own gets; by release in tag_kflag_by_release.
     let p = with_record(|b, ids| vec![b.add_str(b"t"), info(Kind::TypeTag, 0, true), ids.int]);
-    assert_only_rule(&p, "M6-kflag");
-    let p = with_record(|b, ids| {
-        vec![
-            b.add_str(b"t"),
-            info(Kind::DeclTag, 0, true),
-            ids.s,
-            u32::MAX,
-        ]
-    });
-    assert_only_rule(&p, "M6-kflag");
+    assert!(p.is_empty(), "{}", show(&p));
     let p = with_record(|b, ids| vec![b.add_str(b"g"), info(Kind::Var, 0, true), ids.int, 0]);
     assert_only_rule(&p, "M6-kflag");
     // kind_flag is meaningful on STRUCT/UNION (bitfields), FWD (union) and ENUM (signed).
@@ -154,6 +146,67 @@ fn vlen_and_kflag_rules() {
         b.add_enum_value(b"Z", -5).unwrap();
     })
     .is_empty());
+}
+
+/// kind_flag 1 on TYPE_TAG and DECL_TAG (an arbitrary `__attribute__`) by release: rejected
+/// before 6.15, taken from 6.15 on; other kinds' kind_flag rules do not change.
+#[test]
+fn tag_kflag_by_release() {
+    let (mut b, ids) = sample();
+    let tag = b.add_str(b"address_space(1)");
+    let type_tag = b
+        .push_record(&[tag, info(Kind::TypeTag, 0, true), ids.int])
+        .unwrap();
+    b.push_record(&[0, info(Kind::Ptr, 0, false), type_tag])
+        .unwrap();
+    let attr = b.add_str(b"aligned(8)");
+    b.push_record(&[attr, info(Kind::DeclTag, 0, true), ids.s, u32::MAX])
+        .unwrap();
+    let bytes = write::to_bytes(&b);
+    let judge = |version: &str| {
+        let target = verify::Target::Kernel(version.parse().unwrap());
+        verify::judge(&bytes, None, target).problems
+    };
+    for old in ["6.1", "6.14"] {
+        let p = judge(old);
+        assert_eq!(p.len(), 2, "{old}:\n{}", show(&p));
+        assert_only_rule(&p, "M6-kflag");
+        assert!(
+            p[0].message.contains("Linux 6.15 and later take"),
+            "{}",
+            p[0]
+        );
+    }
+    for new in ["6.15", "7.2"] {
+        assert!(judge(new).is_empty(), "{new}:\n{}", show(&judge(new)));
+    }
+    // On its own header: valid, and the kernels before 6.15 named with the first tag.
+    let own = verify::judge(&bytes, None, verify::Target::OwnHeader);
+    assert!(own.valid(), "{}", show(&own.problems));
+    assert_eq!(own.before_tag_kflag.len(), 1);
+    let first = &own.before_tag_kflag[0];
+    assert_eq!(first.type_id, Some(type_tag));
+    assert!(
+        first.message
+            == "TYPE_TAG 'address_space(1)' has kind_flag 1 (an attribute), as have 1 more tag(s)",
+        "{first}"
+    );
+    assert!(
+        own.report("f")
+            .contains("f: kernels before 6.15 reject it: ["),
+        "{}",
+        own.report("f")
+    );
+    let p = with_record(|_, ids| vec![0, info(Kind::Const, 0, true), ids.int]);
+    assert_only_rule(&p, "M6-kflag");
+    let (mut b, ids) = sample();
+    b.push_record(&[0, info(Kind::Const, 0, true), ids.int])
+        .unwrap();
+    let target = verify::Target::Kernel("7.2".parse().unwrap());
+    assert_only_rule(
+        &verify::judge(&write::to_bytes(&b), None, target).problems,
+        "M6-kflag",
+    );
 }
 
 #[test]

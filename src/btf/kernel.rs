@@ -9,7 +9,8 @@
 //!
 //! `BPF_BTF_LOAD` takes no base BTF, so split BTF is checked as [`join_split`] makes it: the
 //! base's types and strings followed by the split's, one standalone blob in which every type id
-//! and string offset keeps its meaning.
+//! and string offset keeps its meaning, under a header like the base's (with its kind layout
+//! section, if it has one).
 //!
 //! Only Linux has the call; it needs CAP_BPF (or CAP_SYS_ADMIN, or root). Elsewhere, and when
 //! the kernel refuses for lack of privilege, [`load`] says so with [`LoadError::Refused`] or
@@ -19,6 +20,7 @@ use std::os::fd::OwnedFd;
 
 use super::read::{self, Header};
 use super::verify::KernelVersion;
+use super::write::{HEADER_LEN, LAYOUT_HEADER_LEN};
 use super::Endian;
 use crate::error::{Error, Result};
 
@@ -209,9 +211,16 @@ fn btf_load(_data: &[u8], _log: Option<&mut [u8]>) -> std::result::Result<OwnedF
 }
 
 /// Split BTF appended to its base as one standalone blob: the base's types then the split's,
-/// the base's strings then the split's, under a 24-byte header. Ids and string offsets of
-/// split BTF continue the base's, so each keeps its meaning, and the kernel's check of the
-/// whole covers the split part as it would on a module load.
+/// the base's strings then the split's. Ids and string offsets of split BTF continue the
+/// base's, so each keeps its meaning, and the kernel's check of the whole covers the split
+/// part as it would on a module load.
+///
+/// The header is the base's kind, as a libbpf BTF made like the base would write the union:
+/// the classic 24 bytes for a base with a 24-byte header; libbpf 1.8's 32 bytes for a base
+/// with the longer header (pahole HEAD's), then with the base's kind layout section (or, when
+/// only the split has one, the split's) between the types and the strings, where libbpf puts
+/// it. A kernel before 7.1 therefore refuses the joined blob exactly when it would refuse the
+/// base.
 pub fn join_split(base: &[u8], split: &[u8]) -> Result<Vec<u8>> {
     let bh = read::parse_header(base).map_err(|e| context("base", e))?;
     let sh = read::parse_header(split).map_err(|e| context("split BTF", e))?;
@@ -220,16 +229,38 @@ pub fn join_split(base: &[u8], split: &[u8]) -> Result<Vec<u8>> {
             "the base and the split BTF have different byte orders".into(),
         ));
     }
+    let layout = match layout_section(base, &bh).map_err(|e| context("base", e))? {
+        [] => layout_section(split, &sh).map_err(|e| context("split BTF", e))?,
+        l => l,
+    };
+    let extended = bh.hdr_len >= LAYOUT_HEADER_LEN || !layout.is_empty();
     let type_len = bh.type_len as u64 + sh.type_len as u64;
     let str_len = bh.str_len as u64 + sh.str_len as u64;
-    let (Ok(type_len), Ok(str_len)) = (u32::try_from(type_len), u32::try_from(str_len)) else {
+    let sizes = (
+        u32::try_from(type_len),
+        u32::try_from(str_len),
+        u32::try_from(type_len + layout.len() as u64 + str_len),
+    );
+    let (Ok(type_len), Ok(str_len), Ok(_)) = sizes else {
         return Err(Error::BadBtf(
             "base and split BTF together exceed 4 GiB".into(),
         ));
     };
-    let mut out = Vec::with_capacity(24 + type_len as usize + str_len as usize);
+    let layout_len = layout.len() as u32;
+    let hdr_len = if extended {
+        LAYOUT_HEADER_LEN
+    } else {
+        HEADER_LEN
+    };
+    let mut words = vec![hdr_len, 0, type_len, type_len + layout_len, str_len];
+    if extended {
+        // layout_off, layout_len: both 0 without the section, as libbpf leaves them.
+        let layout_off = if layout.is_empty() { 0 } else { type_len };
+        words.extend([layout_off, layout_len]);
+    }
+    let mut out = Vec::with_capacity((hdr_len + type_len + layout_len + str_len) as usize);
     out.extend_from_slice(&base[..4]); // magic, version, flags
-    for word in [24, 0, type_len, type_len, str_len] {
+    for word in words {
         out.extend_from_slice(&match bh.endian {
             Endian::Little => word.to_le_bytes(),
             Endian::Big => word.to_be_bytes(),
@@ -238,10 +269,31 @@ pub fn join_split(base: &[u8], split: &[u8]) -> Result<Vec<u8>> {
     for (data, h) in [(base, &bh), (split, &sh)] {
         out.extend_from_slice(section(data, h, h.type_off, h.type_len));
     }
+    out.extend_from_slice(layout);
     for (data, h) in [(base, &bh), (split, &sh)] {
         out.extend_from_slice(section(data, h, h.str_off, h.str_len));
     }
     Ok(out)
+}
+
+/// The kind layout section of BTF with a header of at least 32 bytes (`layout_off` and
+/// `layout_len` at bytes 24 and 28); empty for a shorter header or a zero `layout_len`.
+fn layout_section<'a>(data: &'a [u8], h: &Header) -> Result<&'a [u8]> {
+    if h.hdr_len < LAYOUT_HEADER_LEN {
+        return Ok(&[]);
+    }
+    // In bounds: parse_header checked that the header fits the data.
+    let word_at = |off| h.endian.u32_at(data, off).unwrap_or(0);
+    let (off, len) = (word_at(24), word_at(28));
+    let start = h.hdr_len as u64 + off as u64;
+    let end = start + len as u64;
+    if end > data.len() as u64 {
+        return Err(Error::BadBtf(format!(
+            "the kind layout section (layout_off {off}, layout_len {len}) runs past the end \
+             of the data"
+        )));
+    }
+    Ok(&data[start as usize..end as usize])
 }
 
 /// A section of BTF whose header [`read::parse_header`] checked (so it is in bounds).
@@ -260,7 +312,8 @@ fn context(what: &str, e: Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::btf::{kinds, write, Btf, Kind};
+    use crate::btf::write::HeaderForm;
+    use crate::btf::{kinds, verify, write, Btf, Kind};
     use std::sync::Arc;
 
     #[test]
@@ -286,6 +339,80 @@ mod tests {
             assert_eq!(joined.name(a.name_off()), reread.name(b.name_off()));
         }
         assert_eq!(joined.name(joined.type_by_id(s).unwrap().name_off()), "s");
+    }
+
+    /// A base and its split, written with the headers given: (base bytes, split bytes).
+    fn pair(base_form: HeaderForm, split_form: HeaderForm) -> (Vec<u8>, Vec<u8>) {
+        let mut base = Btf::new();
+        let int = base.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
+        let base_bytes = write::to_bytes_as(&base, base_form);
+        let base = Arc::new(read::parse(&base_bytes, None).unwrap());
+        let mut split = Btf::new_split(base);
+        split.add_composite(Kind::Struct, Some(b"s"), 4).unwrap();
+        split.add_field(Some(b"a"), int, 0, 0).unwrap();
+        (base_bytes, write::to_bytes_as(&split, split_form))
+    }
+
+    fn word(data: &[u8], off: usize) -> u32 {
+        u32::from_ne_bytes(data[off..off + 4].try_into().unwrap())
+    }
+
+    /// With pahole HEAD's `layout` output (a base with the 32-byte header and the kind layout
+    /// section, a split with the 32-byte header and no section) the joined blob keeps the
+    /// base's header and layout section, and the kernels' rules judge it as they judge the
+    /// base: valid for 7.2, the header refused before 7.1.
+    #[test]
+    fn joined_blob_keeps_the_base_layout_header() {
+        let extended = |layout| HeaderForm::Extended { layout };
+        let (base, split) = pair(extended(true), extended(false));
+        let joined = join_split(&base, &split).unwrap();
+        assert_eq!(word(&joined, 4), LAYOUT_HEADER_LEN);
+        let (bh, jh) = (
+            read::parse_header(&base).unwrap(),
+            read::parse_header(&joined).unwrap(),
+        );
+        let base_layout = layout_section(&base, &bh).unwrap();
+        assert!(!base_layout.is_empty());
+        assert_eq!(layout_section(&joined, &jh).unwrap(), base_layout);
+        assert_eq!(
+            word(&joined, 24),
+            jh.type_len,
+            "layout right after the types"
+        );
+        let judge = |v: &str| {
+            let target = verify::Target::Kernel(v.parse().unwrap());
+            verify::judge(&joined, None, target).problems
+        };
+        assert!(judge("7.2").is_empty(), "{:?}", judge("7.2"));
+        let old: Vec<_> = judge("6.18").iter().map(|p| p.rule).collect();
+        assert_eq!(old, ["H2-hdr-extra"]);
+        let reread = read::parse(&joined, None).unwrap();
+        assert_eq!(reread.type_cnt(), 3);
+
+        // A base with the 32-byte header and no layout section: the same header, zero layout
+        // fields, which every kernel takes.
+        let (base, split) = pair(extended(false), extended(false));
+        let joined = join_split(&base, &split).unwrap();
+        assert_eq!(word(&joined, 4), LAYOUT_HEADER_LEN);
+        assert_eq!((word(&joined, 24), word(&joined, 28)), (0, 0));
+        for v in ["6.1", "7.2"] {
+            let target = verify::Target::Kernel(v.parse().unwrap());
+            assert!(verify::judge(&joined, None, target).valid(), "{v}");
+        }
+
+        // A classic base: the classic header, whatever the split's.
+        let (base, split) = pair(HeaderForm::Classic, extended(false));
+        assert_eq!(word(&join_split(&base, &split).unwrap(), 4), HEADER_LEN);
+    }
+
+    /// A layout section past the end of the data is one clear error, not a panic.
+    #[test]
+    fn a_layout_section_past_the_end_is_an_error() {
+        let (mut base, split) = pair(HeaderForm::Extended { layout: true }, HeaderForm::Classic);
+        let past = (base.len() as u32).to_ne_bytes();
+        base[28..32].copy_from_slice(&past);
+        let e = join_split(&base, &split).unwrap_err().to_string();
+        assert!(e.contains("base: the kind layout section"), "{e}");
     }
 
     #[test]

@@ -439,6 +439,7 @@ fn decompressed(name: &str) -> PathBuf {
     done.entry(name.to_string())
         .or_insert_with(|| {
             let out = scratch("data").join(name);
+            std::fs::create_dir_all(out.parent().unwrap()).unwrap();
             let packed = data(&format!("{name}.xz"));
             let o = run_ok(Command::new(tool("xz")).arg("-dc").arg(&packed));
             std::fs::write(&out, &o.stdout).unwrap();
@@ -465,6 +466,12 @@ pub fn oracle_true_signature_btf() -> PathBuf {
 /// pahole HEAD's output for the reference kernel with `layout` too (tests/data).
 pub fn oracle_layout_btf() -> PathBuf {
     decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-head-layout.btf")
+}
+
+/// pahole HEAD's BTF of `scripts/kernel-build.sh 7.2`'s kernel (tests/data/kernel-build-7.2):
+/// `vmlinux` (its `.BTF` section) or `tmp_vmlinux1` (the encoder's detached output).
+pub fn oracle_kernel_build_7_2(which: &str) -> PathBuf {
+    decompressed(&format!("kernel-build-7.2/{which}.pahole-head.btf"))
 }
 
 /// Its `-V` function skip lines.

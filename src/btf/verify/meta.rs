@@ -7,7 +7,7 @@
 //! record breaks is its problem; a record that fails here is left out of the later checks.
 
 use super::record::{roundup_bytes, T};
-use super::{Sink, Verifier};
+use super::{Sink, Verifier, TAG_KFLAG_KERNEL};
 use crate::btf::kinds::{self, Kind};
 
 /// `KSYM_NAME_LEN` of Linux 6.1: identifiers may be at most this many bytes long (pahole
@@ -222,10 +222,31 @@ impl Verifier<'_> {
         Ok(())
     }
 
+    /// A TYPE_TAG's or DECL_TAG's kind_flag: 1 marks an arbitrary `__attribute__`, which the
+    /// kernels from 6.15 on take and the older ones reject.
+    fn tag_kflag(&self, t: T<'_>) -> Meta {
+        if t.kflag() && !self.types.tag_kflag {
+            return Err((
+                "M6-kflag",
+                format!(
+                    "{}: kind_flag must be 0 (1 marks an attribute, which Linux {} and later \
+                     take)",
+                    self.desc(t),
+                    TAG_KFLAG_KERNEL
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// `btf_ref_type_check_meta`: PTR, TYPEDEF, VOLATILE, CONST, RESTRICT, TYPE_TAG.
     fn meta_ref(&self, t: T<'_>, kind: Kind) -> Meta {
         self.vlen0(t)?;
-        self.kflag0(t)?;
+        if kind == Kind::TypeTag {
+            self.tag_kflag(t)?;
+        } else {
+            self.kflag0(t)?;
+        }
         if !id_ok(t.st()) {
             return self.bad(t, "M7-type-id", format!("invalid type id {:#x}", t.st()));
         }
@@ -528,7 +549,7 @@ impl Verifier<'_> {
             return self.bad(t, "M4-name", "invalid value: must be non-empty".into());
         }
         self.vlen0(t)?;
-        self.kflag0(t)?;
+        self.tag_kflag(t)?;
         let comp = t.word(3) as i32;
         if comp < -1 {
             return self.bad(

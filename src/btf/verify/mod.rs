@@ -20,7 +20,11 @@
 //! [`judge`] takes a kernel release (`verify --kernel-version`), or judges a file on its own
 //! header: 6.1's rules below 32 bytes, 7.1's from 32 on, with the header problems of the
 //! kernels before 7.1 beside the verdict ([`Verdict::before_layout`]). The type checks (`M*`,
-//! `R*`) are 6.1's for every target.
+//! `R*`) are 6.1's, with what later releases relaxed applied for them ([`TypeRules`]): from
+//! 6.15 on a TYPE_TAG or DECL_TAG may have kind_flag 1 (an arbitrary `__attribute__`, as
+//! pahole's `attributes` writes for the arena kfuncs' `address_space(1)` pointers). A file
+//! judged on its own header gets the newest type rules, and the kernels before 6.15 are named
+//! beside the verdict when it has such tags ([`Verdict::before_tag_kflag`]).
 //!
 //! Rules (`Problem::rule`):
 //! - header: `H1-magic`, `H1-version`, `H1-flags`, `H2-hdr-len`, `H2-hdr-extra`,
@@ -51,10 +55,11 @@
 //!   that one entry);
 //! - DATASEC names must be identifiers, as in 6.1; newer kernels' `btf_name_valid_section`
 //!   takes any `isprint` name, so verify is stricter there than they are;
-//! - likewise for every target the type checks stay 6.1's, stricter than 7.x's where those
-//!   relaxed them: 7.x takes the wider `info` fields (7-bit kind, 24-bit vlen: no
-//!   `BTF_INFO_MASK` check, `M1-info-bits`) and type tags after modifiers (no
-//!   `M17-type-tag-order`).
+//! - likewise, but for the tags' kind_flag, the type checks stay 6.1's for every target,
+//!   stricter than 7.2's where it relaxed them (read in 7.2's source; 6.12's still has both
+//!   checks, and the release in between that dropped them is not pinned down): 7.2 takes the
+//!   wider `info` fields (7-bit kind, 24-bit vlen: no `BTF_INFO_MASK` check,
+//!   `M1-info-bits`) and type tags after modifiers (no `M17-type-tag-order`).
 //!
 //! Identifiers are checked exactly as 6.1's `__btf_name_valid`: `isalpha`/`isalnum` with the
 //! kernel's lib/ctype.c classes (Latin-1 letters 0xC0..=0xFF bar 0xD7 and 0xF7 count, as does
@@ -97,7 +102,7 @@ use header::{check_header, check_strings, scan_records, section};
 use meta::name_valid;
 use record::{Member, T};
 use resolve::{Fail, Mode, Vertex, Visit, MAX_RESOLVE_DEPTH};
-pub use target::{HeaderRules, KernelVersion, LAYOUT_KERNEL};
+pub use target::{HeaderRules, KernelVersion, TypeRules, LAYOUT_KERNEL, TAG_KFLAG_KERNEL};
 pub use verdict::{Target, Verdict};
 
 /// At most this many problems are reported; one more entry (rule [`RULE_LIMIT`]) says so.
@@ -138,20 +143,36 @@ pub fn verify_bytes(data: &[u8], base: Option<&Arc<Btf>>) -> Vec<Problem> {
 ///
 /// `base` must be given for split BTF.
 pub fn judge(data: &[u8], base: Option<&Arc<Btf>>, target: Target) -> Verdict {
-    let rules = match target {
-        Target::OwnHeader => header::own_rules(data),
-        Target::Kernel(version) => HeaderRules::of(version),
+    let (rules, types) = match target {
+        Target::OwnHeader => (header::own_rules(data), TypeRules::NEWEST),
+        Target::Kernel(version) => (HeaderRules::of(version), TypeRules::of(version)),
     };
     let before_layout = if target == Target::OwnHeader && rules == HeaderRules::Layout {
         header_problems(data, base.is_some(), HeaderRules::Classic)
     } else {
         Vec::new()
     };
+    let sink = check_bytes(data, base, rules, types);
+    let before_tag_kflag = match (target, sink.attribute_tags) {
+        (Target::OwnHeader, Some((id, count, ref first))) => vec![Problem {
+            type_id: Some(id),
+            rule: "M6-kflag",
+            message: match count {
+                1 => format!("{first} has kind_flag 1 (an attribute)"),
+                n => format!(
+                    "{first} has kind_flag 1 (an attribute), as have {} more tag(s)",
+                    n - 1
+                ),
+            },
+        }],
+        _ => Vec::new(),
+    };
     Verdict {
         target,
         rules,
-        problems: check_bytes(data, base, rules),
+        problems: sink.problems,
         before_layout,
+        before_tag_kflag,
     }
 }
 
@@ -163,11 +184,11 @@ pub fn header_problems(data: &[u8], split: bool, rules: HeaderRules) -> Vec<Prob
     sink.problems
 }
 
-/// Every check of raw BTF under `rules`.
-fn check_bytes(data: &[u8], base: Option<&Arc<Btf>>, rules: HeaderRules) -> Vec<Problem> {
+/// Every check of raw BTF under `rules` and `types`.
+fn check_bytes(data: &[u8], base: Option<&Arc<Btf>>, rules: HeaderRules, types: TypeRules) -> Sink {
     let mut sink = Sink::default();
     let Some(h) = check_header(data, base.is_some(), rules, &mut sink) else {
-        return sink.problems;
+        return sink;
     };
     let body = data.get(h.hdr_len..).unwrap_or(&[]);
     let tsec = section(body, h.type_off, h.type_len);
@@ -198,11 +219,12 @@ fn check_bytes(data: &[u8], base: Option<&Arc<Btf>>, rules: HeaderRules) -> Vec<
         StringTable::from_bytes(ssec.to_vec()),
         h.endian,
     );
-    check_types(&btf, &mut sink, truncated);
-    sink.problems
+    check_types(&btf, &mut sink, truncated, types);
+    sink
 }
 
-/// Checks an in-memory BTF: string section, then every own type (meta and resolve checks).
+/// Checks an in-memory BTF as [`verify_bytes`] checks its bytes: string section, then every
+/// own type (meta and resolve checks) by the newest type rules.
 ///
 /// An empty result means the BTF is valid.
 pub fn verify(btf: &Btf) -> Vec<Problem> {
@@ -211,15 +233,18 @@ pub fn verify(btf: &Btf) -> Vec<Problem> {
     if btf.base().is_none() && btf.own_len() == 0 {
         sink.push(None, "H5-no-types", "base BTF without any type".into());
     }
-    check_types(btf, &mut sink, false);
+    check_types(btf, &mut sink, false, TypeRules::NEWEST);
     sink.problems
 }
 
-/// Collects problems, stopping after [`MAX_PROBLEMS`].
+/// Collects problems, stopping after [`MAX_PROBLEMS`], and the tags older kernels reject.
 #[derive(Default)]
 struct Sink {
     problems: Vec<Problem>,
     full: bool,
+    /// TYPE_TAGs and DECL_TAGs with kind_flag 1 that the rules took: the first one's id and
+    /// description, and how many there are.
+    attribute_tags: Option<(u32, u32, String)>,
 }
 
 impl Sink {
@@ -262,10 +287,12 @@ struct Verifier<'a> {
     res_size: Vec<u32>,
     stack: Vec<Vertex>,
     mode: Mode,
+    /// What the target kernels relaxed since 6.1.
+    types: TypeRules,
 }
 
 /// Meta checks, type-tag chains and (unless the type section is cut short) the resolve pass.
-fn check_types(btf: &Btf, sink: &mut Sink, truncated: bool) {
+fn check_types(btf: &Btf, sink: &mut Sink, truncated: bool, types: TypeRules) {
     let n = btf.own_len();
     let mut v = Verifier {
         btf,
@@ -278,6 +305,7 @@ fn check_types(btf: &Btf, sink: &mut Sink, truncated: bool) {
         res_size: vec![0; n],
         stack: Vec::with_capacity(MAX_RESOLVE_DEPTH),
         mode: Mode::Tbd,
+        types,
     };
     if v.type_cnt > kinds::MAX_TYPE_ID {
         sink.push(
@@ -300,6 +328,11 @@ fn check_types(btf: &Btf, sink: &mut Sink, truncated: bool) {
             v.meta_bad[i] = true;
             v.visit[i] = Visit::Failed;
             sink.push(Some(id), rule, msg);
+        } else if t.is_attribute_tag() {
+            match &mut sink.attribute_tags {
+                Some((_, count, _)) => *count += 1,
+                None => sink.attribute_tags = Some((id, 1, v.desc(t))),
+            }
         }
     }
     if truncated {

@@ -61,6 +61,11 @@ impl<'a> T<'a> {
             Some(Kind::Typedef | Kind::Volatile | Kind::Const | Kind::Restrict | Kind::TypeTag)
         )
     }
+    /// A TYPE_TAG or DECL_TAG with kind_flag 1: an arbitrary `__attribute__`, which kernels
+    /// take from 6.15 on.
+    pub(super) fn is_attribute_tag(&self) -> bool {
+        self.kflag() && matches!(self.kind(), Some(Kind::TypeTag | Kind::DeclTag))
+    }
     pub(super) fn is_struct(&self) -> bool {
         matches!(self.kind(), Some(Kind::Struct | Kind::Union))
     }

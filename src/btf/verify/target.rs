@@ -8,6 +8,11 @@
 //! kernel knows the 32-byte header with `layout_off` and `layout_len`: the kind layout section,
 //! when `layout_len` is non-zero, is a third section in the tiling, and the strings need not
 //! come last once the header is 32 bytes long (7.2's kernel/bpf/btf.c, same functions).
+//!
+//! The type rules ([`TypeRules`]) are 6.1's but for what later releases relaxed and a file
+//! meant for them uses: from 6.15 on a TYPE_TAG or DECL_TAG may have kind_flag 1, which marks
+//! an arbitrary `__attribute__` (pahole's `attributes` feature writes such type tags for the
+//! `address_space(1)` pointers of the BPF arena kfuncs).
 
 use std::fmt;
 use std::str::FromStr;
@@ -25,6 +30,15 @@ pub struct KernelVersion {
 /// section: the layout series (lore 20260326145444.2076244-*) was merged for 7.1 ("Introduce
 /// BTF layout to ease addition of new BTF kinds", in the `bpf-next-7.1` pull).
 pub const LAYOUT_KERNEL: KernelVersion = KernelVersion { major: 7, minor: 1 };
+
+/// The first release whose `btf_ref_type_check_meta` takes a TYPE_TAG with kind_flag 1 and whose
+/// `btf_decl_tag_check_meta` no longer checks kind_flag ("bpf: Allow kind_flag for BTF type and
+/// decl tags", 53ee0d66d7a6, in the "Main BPF changes for 6.15" pull, tag `bpf-next-6.15`;
+/// 6.12's btf.c still rejects both, 7.2's takes both).
+pub const TAG_KFLAG_KERNEL: KernelVersion = KernelVersion {
+    major: 6,
+    minor: 15,
+};
 
 impl fmt::Display for KernelVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -105,6 +119,26 @@ impl HeaderRules {
     }
 }
 
+/// The type (meta) rules of a kernel release where they differ from 6.1's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TypeRules {
+    /// TYPE_TAG and DECL_TAG may have kind_flag 1 (from [`TAG_KFLAG_KERNEL`] on).
+    pub tag_kflag: bool,
+}
+
+impl TypeRules {
+    /// Every relaxation known: the rules for a file judged on its own header, beside which
+    /// the older kernels' objections are named.
+    pub const NEWEST: TypeRules = TypeRules { tag_kflag: true };
+
+    /// The rules `version` applies.
+    pub fn of(version: KernelVersion) -> Self {
+        TypeRules {
+            tag_kflag: version >= TAG_KFLAG_KERNEL,
+        }
+    }
+}
+
 /// Length of the classic header (6.1's `struct btf_header`).
 pub const CLASSIC_HDR_LEN: usize = 24;
 /// Length of the header with `layout_off` and `layout_len` (7.1's `struct btf_header`).
@@ -141,5 +175,15 @@ mod tests {
         assert_eq!(HeaderRules::for_hdr_len(None), HeaderRules::Classic);
         assert!(!HeaderRules::Layout.reads_layout(28));
         assert!(!HeaderRules::Classic.reads_layout(32));
+    }
+
+    #[test]
+    fn tag_kflag_from_6_15_on() {
+        let tags = |s: &str| TypeRules::of(s.parse().unwrap()).tag_kflag;
+        assert!(!tags("6.1"));
+        assert!(!tags("6.14"));
+        assert!(tags("6.15"));
+        assert!(tags("7.2"));
+        assert_eq!(TypeRules::of("7.2".parse().unwrap()), TypeRules::NEWEST);
     }
 }

@@ -1,7 +1,7 @@
 //! What a verification says and for which kernels: the [`Target`] asked about, the
 //! [`Verdict`], and its text for `dwarf2btf verify`.
 
-use super::target::{HeaderRules, KernelVersion};
+use super::target::{HeaderRules, KernelVersion, TAG_KFLAG_KERNEL};
 use super::Problem;
 
 /// The kernels to judge for.
@@ -26,6 +26,10 @@ pub struct Verdict {
     /// Judged on its own header by the layout-aware rules: the header problems kernels before
     /// 7.1 have with it (empty when they take the header too).
     pub before_layout: Vec<Problem>,
+    /// Judged on its own header: what kernels before 6.15 have against its TYPE_TAGs and
+    /// DECL_TAGs with kind_flag 1 (one entry naming the first and how many; empty when it has
+    /// none).
+    pub before_tag_kflag: Vec<Problem>,
 }
 
 impl Verdict {
@@ -36,12 +40,16 @@ impl Verdict {
 
     /// The lines `dwarf2btf verify` prints for the file `name`: "valid BTF" (saying for which
     /// kernels when not for all of them), or one line per problem; then why kernels before
-    /// 7.1 reject what the layout-aware rules accept.
+    /// 7.1 reject what the layout-aware rules accept, and kernels before 6.15 its attribute
+    /// tags.
     pub fn report(&self, name: &str) -> String {
         let mut out = String::new();
         let kernels = match self.target {
             Target::Kernel(v) => Some(format!("Linux {v}")),
             Target::OwnHeader if !self.before_layout.is_empty() => Some(self.rules.kernels()),
+            Target::OwnHeader if !self.before_tag_kflag.is_empty() => {
+                Some(format!("Linux {TAG_KFLAG_KERNEL} and later"))
+            }
             Target::OwnHeader => None,
         };
         if self.valid() {
@@ -61,6 +69,11 @@ impl Verdict {
             out.push_str(&format!(
                 "{name}: {} reject it: {p}\n",
                 HeaderRules::Classic.kernels()
+            ));
+        }
+        for p in &self.before_tag_kflag {
+            out.push_str(&format!(
+                "{name}: kernels before {TAG_KFLAG_KERNEL} reject it: {p}\n"
             ));
         }
         out
@@ -86,6 +99,7 @@ mod tests {
             rules,
             problems,
             before_layout,
+            before_tag_kflag: Vec::new(),
         };
         let own = Target::OwnHeader;
         let classic = v(vec![], vec![], own, HeaderRules::Classic);
@@ -122,5 +136,17 @@ mod tests {
         assert_eq!(old.report("f"), "f: header H2-hdr-extra: why\n");
         let ok = v(vec![], vec![], for_618, HeaderRules::Classic);
         assert_eq!(ok.report("f"), "f: valid BTF for Linux 6.18\n");
+        let tags = Verdict {
+            before_tag_kflag: vec![Problem {
+                type_id: Some(12),
+                ..problem("M6-kflag")
+            }],
+            ..v(vec![], vec![], own, HeaderRules::Classic)
+        };
+        assert_eq!(
+            tags.report("f"),
+            "f: valid BTF for Linux 6.15 and later\n\
+             f: kernels before 6.15 reject it: [12] M6-kflag: why\n"
+        );
     }
 }
