@@ -39,10 +39,11 @@ report_skips() {
 }
 trap report_skips EXIT
 
-# The house rules first: formatted, and no clippy warning (Cargo.toml's lints included:
-# every unsafe block documented, no unsafe operation outside an unsafe block).
+# The house rules first: formatted, and no clippy warning in any crate of the workspace
+# (Cargo.toml's lints included: every unsafe block documented, no unsafe operation outside an
+# unsafe block, every public item documented and none public that cannot be reached).
 cargo fmt --all -- --check
-cargo clippy --all-targets -- -D warnings
+cargo clippy --workspace --all-targets -- -D warnings
 # Every test's scratch files live under its own directory (tests/common's `scratch`): a path
 # two tests share races when they run at once, as they do from a fresh clone.
 if grep -rn 'CARGO_TARGET_TMPDIR' tests --include='*.rs' | grep -v '^tests/common/mod.rs:'; then

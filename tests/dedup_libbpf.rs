@@ -9,6 +9,7 @@ mod common;
 
 #[path = "common/libbpf_oracle.rs"]
 mod libbpf_oracle;
+#[allow(unreachable_pub)] // public in the fuzz crate, which shares it
 #[path = "common/random_btf.rs"]
 mod random_btf;
 

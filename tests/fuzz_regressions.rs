@@ -10,7 +10,9 @@
 //! built with debug assertions): `cargo test --test fuzz_regressions` catches their return,
 //! while the release run checks that the input is handled.
 
-#[allow(dead_code)] // the targets' helpers are only reached through the four entry points
+// The targets' helpers are only reached through the four entry points, and what is the fuzz
+// crate's public API is private here.
+#[allow(dead_code, unreachable_pub)]
 #[path = "../fuzz/src/lib.rs"]
 mod fuzz;
 

@@ -6,7 +6,7 @@ use dwarf2btf::config::{Config, Design, Features, Output};
 use dwarf2btf::pipeline;
 
 /// The input: `$DWARF2BTF_VMLINUX`, else the reference vmlinux scripts/fetch-kernel.sh caches.
-pub fn vmlinux() -> PathBuf {
+pub(crate) fn vmlinux() -> PathBuf {
     std::env::var_os("DWARF2BTF_VMLINUX")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -16,7 +16,7 @@ pub fn vmlinux() -> PathBuf {
 }
 
 /// The pre-dedup BTF of `input` with the kernel's flags, as bytes.
-pub fn prededup(input: PathBuf) -> Vec<u8> {
+pub(crate) fn prededup(input: PathBuf) -> Vec<u8> {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let out = dir.path().join("prededup.btf");
     let (features, _) = Features::from_lists(

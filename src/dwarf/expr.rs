@@ -66,7 +66,7 @@ pub(super) struct OpSizes {
 
 impl OpSizes {
     /// The operand sizes of a unit with this encoding.
-    pub fn new(encoding: gimli::Encoding) -> OpSizes {
+    pub(super) fn new(encoding: gimli::Encoding) -> OpSizes {
         OpSizes {
             addr: usize::from(encoding.address_size),
             reference: if encoding.version == 2 {

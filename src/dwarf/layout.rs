@@ -38,7 +38,7 @@ pub(super) struct Layout<'l, 'a> {
 impl<'l, 'a> Layout<'l, 'a> {
     /// The layout rules on `types`, with `packed` as the memo of the packed inference (by
     /// small id; emptied when it does not fit `types`, kept across calls otherwise).
-    pub fn new(types: &'l CuTypes<'a>, addr_size: u32, packed: &'l mut Vec<u8>) -> Self {
+    pub(super) fn new(types: &'l CuTypes<'a>, addr_size: u32, packed: &'l mut Vec<u8>) -> Self {
         if packed.len() != types.entries.len() + 1 {
             *packed = vec![0; types.entries.len() + 1];
         }
@@ -242,7 +242,7 @@ impl<'l, 'a> Layout<'l, 'a> {
     }
 
     /// `class__infer_packed_attributes` (with `DW_AT_alignment` ignored, as under `-J`).
-    pub fn infer_packed(&mut self, id: u32) -> bool {
+    pub(super) fn infer_packed(&mut self, id: u32) -> bool {
         match self.packed.get(id as usize) {
             Some(1) => return false,
             Some(2) => return true,

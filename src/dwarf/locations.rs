@@ -167,7 +167,7 @@ pub(super) struct Locations<'a, 'd> {
 }
 
 impl<'a, 'd> Locations<'a, 'd> {
-    pub fn new(dwarf: &'d gimli::Dwarf<R<'a>>, cu: &'d Cu<'a>) -> Self {
+    pub(super) fn new(dwarf: &'d gimli::Dwarf<R<'a>>, cu: &'d Cu<'a>) -> Self {
         Locations {
             dwarf,
             cu,
@@ -178,7 +178,7 @@ impl<'a, 'd> Locations<'a, 'd> {
     }
 
     /// Classifies a `DW_AT_location` value the way libdw's `dwarf_getlocations` would.
-    pub fn classify(&self, v: AttributeValue<R<'a>>) -> Loc<'a> {
+    pub(super) fn classify(&self, v: AttributeValue<R<'a>>) -> Loc<'a> {
         let version = self.cu.header.version();
         match v {
             AttributeValue::Exprloc(e) => Loc::Expr(e.0.slice()),
@@ -199,7 +199,7 @@ impl<'a, 'd> Locations<'a, 'd> {
 
     /// `parameter__decode_location`: walks the location entries as `dwarf_getlocations`
     /// returns them.
-    pub fn facts(&mut self, loc: Loc<'a>, aggregate: bool) -> LocFacts {
+    pub(super) fn facts(&mut self, loc: Loc<'a>, aggregate: bool) -> LocFacts {
         let Locations {
             dwarf,
             cu,

@@ -29,12 +29,12 @@ pub enum IndexRole {
 
 /// `DW_ATE_*` encodings the base-type rules look at.
 mod ate {
-    pub const BOOLEAN: u8 = 0x02;
-    pub const COMPLEX_FLOAT: u8 = 0x03;
-    pub const FLOAT: u8 = 0x04;
-    pub const SIGNED: u8 = 0x05;
-    pub const SIGNED_CHAR: u8 = 0x06;
-    pub const IMAGINARY_FLOAT: u8 = 0x09;
+    pub(super) const BOOLEAN: u8 = 0x02;
+    pub(super) const COMPLEX_FLOAT: u8 = 0x03;
+    pub(super) const FLOAT: u8 = 0x04;
+    pub(super) const SIGNED: u8 = 0x05;
+    pub(super) const SIGNED_CHAR: u8 = 0x06;
+    pub(super) const IMAGINARY_FLOAT: u8 = 0x09;
 }
 
 /// True when this CU would establish pahole's index type (it has an `int` or an array).

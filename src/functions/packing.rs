@@ -3,7 +3,7 @@
 //! final pass, so each is one allocation of bytes rather than a tree of boxes.
 
 /// Appends `v` as unsigned LEB128.
-pub fn push_leb(out: &mut Vec<u8>, mut v: u32) {
+pub(super) fn push_leb(out: &mut Vec<u8>, mut v: u32) {
     loop {
         let byte = (v & 0x7f) as u8;
         v >>= 7;
@@ -17,7 +17,7 @@ pub fn push_leb(out: &mut Vec<u8>, mut v: u32) {
 
 /// Reads an unsigned LEB128 number at `*pos` and moves past it. The bytes are the encoder's
 /// own, written by [`push_leb`], so they are well formed.
-pub fn read_leb(bytes: &[u8], pos: &mut usize) -> u32 {
+pub(super) fn read_leb(bytes: &[u8], pos: &mut usize) -> u32 {
     let mut v = 0u32;
     let mut shift = 0;
     loop {
@@ -32,13 +32,13 @@ pub fn read_leb(bytes: &[u8], pos: &mut usize) -> u32 {
 }
 
 /// Appends `part` with its LEB128 length before it.
-pub fn push_part(out: &mut Vec<u8>, part: &[u8]) {
+pub(super) fn push_part(out: &mut Vec<u8>, part: &[u8]) {
     push_leb(out, part.len() as u32);
     out.extend_from_slice(part);
 }
 
 /// Reads a part [`push_part`] wrote at `*pos` and moves past it.
-pub fn read_part<'a>(bytes: &'a [u8], pos: &mut usize) -> &'a [u8] {
+pub(super) fn read_part<'a>(bytes: &'a [u8], pos: &mut usize) -> &'a [u8] {
     let len = read_leb(bytes, pos) as usize;
     let part = &bytes[*pos..*pos + len];
     *pos += len;

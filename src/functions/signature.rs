@@ -108,15 +108,15 @@ struct Form<'b> {
 
 /// Leading bytes of the form's tokens.
 mod token {
-    pub const VOID: u8 = b'v';
-    pub const CONST: u8 = b'c';
-    pub const BY_ID: u8 = b'#';
-    pub const INT: u8 = b'i';
-    pub const FLOAT: u8 = b'f';
-    pub const NAMED: u8 = b'n';
-    pub const FOLLOWED: u8 = b'>';
-    pub const ARRAY: u8 = b'a';
-    pub const PROTO: u8 = b'p';
+    pub(super) const VOID: u8 = b'v';
+    pub(super) const CONST: u8 = b'c';
+    pub(super) const BY_ID: u8 = b'#';
+    pub(super) const INT: u8 = b'i';
+    pub(super) const FLOAT: u8 = b'f';
+    pub(super) const NAMED: u8 = b'n';
+    pub(super) const FOLLOWED: u8 = b'>';
+    pub(super) const ARRAY: u8 = b'a';
+    pub(super) const PROTO: u8 = b'p';
 }
 
 impl Form<'_> {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use dwarf2btf::btf::read;
 
 /// Type and string sections of raw BTF (headers may differ in length: libbpf keeps the input's).
-pub fn btf_sections(data: &[u8]) -> (&[u8], &[u8]) {
+pub(crate) fn btf_sections(data: &[u8]) -> (&[u8], &[u8]) {
     let h = read::parse_header(data).expect("valid output header");
     let body = &data[h.hdr_len as usize..];
     (
@@ -21,7 +21,7 @@ pub fn btf_sections(data: &[u8]) -> (&[u8], &[u8]) {
 /// How dwarf2btf's dedup output differs from libbpf's, `None` when it does not: both failed,
 /// or both succeeded with the same type and string sections (and the same whole file when the
 /// headers have the same length).
-pub fn dedup_mismatch(
+pub(crate) fn dedup_mismatch(
     name: &str,
     lib: &Result<Vec<u8>, i32>,
     ours: &Result<Vec<u8>, String>,
@@ -61,7 +61,7 @@ pub fn dedup_mismatch(
 }
 
 /// Where two outputs that must be byte-identical differ: `None` when they are identical.
-pub fn first_difference(expected: &[u8], got: &[u8]) -> Option<String> {
+pub(crate) fn first_difference(expected: &[u8], got: &[u8]) -> Option<String> {
     if expected == got {
         return None;
     }
@@ -79,7 +79,7 @@ pub fn first_difference(expected: &[u8], got: &[u8]) -> Option<String> {
 
 /// How a `-V` function skip log differs from pahole HEAD's (`expected`), as multisets of
 /// lines: `None` when it does not.
-pub fn skip_log_mismatch(ours: &[String], expected: &[String]) -> Option<String> {
+pub(crate) fn skip_log_mismatch(ours: &[String], expected: &[String]) -> Option<String> {
     fn count(lines: &[String]) -> BTreeMap<&str, usize> {
         let mut m: BTreeMap<&str, usize> = BTreeMap::new();
         for l in lines {
@@ -108,10 +108,10 @@ pub fn skip_log_mismatch(ours: &[String], expected: &[String]) -> Option<String>
 }
 
 /// The separator of pahole's `-V` function skip lines.
-pub const SKIP_SEPARATOR: &str = " : skipping BTF encoding of function due to ";
+pub(crate) const SKIP_SEPARATOR: &str = " : skipping BTF encoding of function due to ";
 
 /// The final skip reasons (not funcs__match's detail lines such as "param count mismatch").
-pub const SKIP_REASONS: [&str; 6] = [
+pub(crate) const SKIP_REASONS: [&str; 6] = [
     "unexpected register usage for parameter",
     "inconsistet prototype",
     "uncertain parameter location",
@@ -121,7 +121,7 @@ pub const SKIP_REASONS: [&str; 6] = [
 ];
 
 /// Function name → final skip reason, from a `-V` skip log.
-pub fn skip_reasons(log: &str) -> BTreeMap<&str, &str> {
+pub(crate) fn skip_reasons(log: &str) -> BTreeMap<&str, &str> {
     log.lines()
         .filter_map(|l| l.split_once(SKIP_SEPARATOR))
         .filter(|(_, r)| SKIP_REASONS.contains(r))
@@ -132,7 +132,7 @@ pub fn skip_reasons(log: &str) -> BTreeMap<&str, &str> {
 /// "encoded") with pahole HEAD's (`expected`): the functions whose reason differs, and those
 /// pahole skipped that are not in `ours` at all. "Inconsistent prototype" needs BTF type
 /// comparison, which `ours` cannot have: there, no reason or a register reason is accepted.
-pub fn skip_reason_mismatches(
+pub(crate) fn skip_reason_mismatches(
     expected: &BTreeMap<&str, &str>,
     ours: &BTreeMap<&str, Option<&str>>,
 ) -> (Vec<String>, Vec<String>) {
@@ -162,7 +162,7 @@ pub fn skip_reason_mismatches(
 
 /// A mutation for the negative controls: raw BTF `data` with two different type records of
 /// the same length swapped (same size, same bytes, another order).
-pub fn swapped_records(data: &[u8]) -> Vec<u8> {
+pub(crate) fn swapped_records(data: &[u8]) -> Vec<u8> {
     let btf = read::parse(data, None).expect("valid BTF");
     let h = read::parse_header(data).expect("valid header");
     let mut at = (h.hdr_len + h.type_off) as usize;

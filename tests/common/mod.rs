@@ -2,21 +2,21 @@
 //! fixtures compiled at test time, and the reference kernel.
 #![allow(dead_code)] // each test binary uses a different subset
 
-pub mod compare;
-pub mod judge;
-pub mod rss;
+pub(crate) mod compare;
+pub(crate) mod judge;
+pub(crate) mod rss;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 /// The `dwarf2btf` binary built for this test run.
-pub fn bin() -> PathBuf {
+pub(crate) fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_dwarf2btf"))
 }
 
 /// Path of an external tool; a missing oracle is a failure, never a skip.
-pub fn tool(name: &str) -> PathBuf {
+pub(crate) fn tool(name: &str) -> PathBuf {
     for dir in std::env::var("PATH").unwrap_or_default().split(':') {
         for cand in [Path::new(dir).join(name), Path::new("/usr/sbin").join(name)] {
             if cand.is_file() {
@@ -30,10 +30,10 @@ pub fn tool(name: &str) -> PathBuf {
 /// The pahole these tests use as an oracle: Debian bookworm's `dwarves`, whose behaviour the
 /// fixture tests' expectations (and the legacy-flag configurations) were checked against. Any
 /// other version is a failure that names it, not a silent change of oracle.
-pub const ORACLE_PAHOLE_VERSION: &str = "v1.24";
+pub(crate) const ORACLE_PAHOLE_VERSION: &str = "v1.24";
 
 /// Debian's pahole, after checking that it is [`ORACLE_PAHOLE_VERSION`].
-pub fn oracle_pahole() -> PathBuf {
+pub(crate) fn oracle_pahole() -> PathBuf {
     let pahole = tool("pahole");
     let out = run(Command::new(&pahole).arg("--version"));
     let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -58,12 +58,12 @@ fn command_timeout() -> std::time::Duration {
 
 /// Runs a command and returns its output (stdout/stderr captured). A command still running
 /// after [`command_timeout`] is killed and the test fails saying so: a hang stalls no run.
-pub fn run(cmd: &mut Command) -> Output {
+pub(crate) fn run(cmd: &mut Command) -> Output {
     run_within(cmd, command_timeout())
 }
 
 /// [`run`] with the time limit given.
-pub fn run_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
+pub(crate) fn run_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
     use std::process::Stdio;
     let child = cmd
         .stdin(Stdio::null())
@@ -92,7 +92,7 @@ pub fn run_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
 }
 
 /// Runs a command that must succeed.
-pub fn run_ok(cmd: &mut Command) -> Output {
+pub(crate) fn run_ok(cmd: &mut Command) -> Output {
     let out = run(cmd);
     assert!(
         out.status.success(),
@@ -117,7 +117,7 @@ pub fn run_ok(cmd: &mut Command) -> Output {
 ///
 /// Panics when called outside a test's own thread (the harness names it after the test): a
 /// helper thread has no test to key its files by.
-pub fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     let dir = test_scratch_root().join(name);
     std::fs::create_dir_all(&dir)
         .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
@@ -145,16 +145,16 @@ fn test_scratch_root() -> PathBuf {
 }
 
 /// The kernel's pahole flags (scripts/Makefile.btf for pahole >= 1.26).
-pub const KERNEL_FEATURES: &str = "--btf_features=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs";
+pub(crate) const KERNEL_FEATURES: &str = "--btf_features=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs";
 
 /// Encodes `input` into `output` with dwarf2btf and extra flags.
-pub fn encode(input: &Path, output: &Path, flags: &[&str]) -> Output {
+pub(crate) fn encode(input: &Path, output: &Path, flags: &[&str]) -> Output {
     let _ = std::fs::remove_file(output);
     run(&mut encode_command(input, output, flags))
 }
 
 /// The command [`encode`] runs.
-pub fn encode_command(input: &Path, output: &Path, flags: &[&str]) -> Command {
+pub(crate) fn encode_command(input: &Path, output: &Path, flags: &[&str]) -> Command {
     let mut cmd = Command::new(bin());
     cmd.arg("-J")
         .arg(format!("--btf_encode_detached={}", output.display()))
@@ -165,7 +165,7 @@ pub fn encode_command(input: &Path, output: &Path, flags: &[&str]) -> Command {
 
 /// One compiled fixture.
 #[derive(Clone, Debug)]
-pub struct Fixture {
+pub(crate) struct Fixture {
     pub name: &'static str,
     pub path: PathBuf,
 }
@@ -173,7 +173,7 @@ pub struct Fixture {
 const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
 /// The C fixtures, compiled once per test binary with gcc and clang in several flavours.
-pub fn fixtures() -> &'static [Fixture] {
+pub(crate) fn fixtures() -> &'static [Fixture] {
     static FIXTURES: OnceLock<Vec<Fixture>> = OnceLock::new();
     FIXTURES.get_or_init(|| {
         let dir = scratch("fixtures");
@@ -227,7 +227,7 @@ pub fn fixtures() -> &'static [Fixture] {
 
 /// Every fixture's BTF as dwarf2btf encodes it with the kernel's flags, written under
 /// `scratch(dir)` as NAME.btf: (fixture name, file).
-pub fn fixture_btf_files(dir: &str) -> Vec<(&'static str, PathBuf)> {
+pub(crate) fn fixture_btf_files(dir: &str) -> Vec<(&'static str, PathBuf)> {
     let dir = scratch(dir);
     fixtures()
         .iter()
@@ -265,14 +265,14 @@ fn reference_input(env: &str, name: &str, fetch: &str) -> Option<PathBuf> {
 
 /// Where [`record_skip`] lists what could not be checked; scripts/test.sh empties it before a run and
 /// prints it after.
-pub fn skip_list() -> PathBuf {
+pub(crate) fn skip_list() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("skipped.txt")
 }
 
 /// Says that a check could not run, and why (`line`: what, then why): on stderr (which the
 /// harness only shows for a failing test) and as a line of [`skip_list`], so that the end of
 /// scripts/test.sh lists it.
-pub fn record_skip(line: &str) {
+pub(crate) fn record_skip(line: &str) {
     use std::io::Write;
     let line = format!("{}: {line}\n", env!("CARGO_CRATE_NAME"));
     eprint!("SKIP {line}");
@@ -290,10 +290,10 @@ pub fn record_skip(line: &str) {
 /// The build ID of the pinned reference image (Debian linux-image-6.1.0-57-cloud-amd64-dbg),
 /// the one tests/data's pahole HEAD outputs were made from; scripts/fetch-kernel.sh checks
 /// the same value.
-pub const PINNED_BUILD_ID: &str = "01d2640d3a13145ee314eb05b155f141b7b7058b";
+pub(crate) const PINNED_BUILD_ID: &str = "01d2640d3a13145ee314eb05b155f141b7b7058b";
 
 /// The GNU build ID of an ELF file, in hex.
-pub fn build_id(path: &Path) -> Option<String> {
+pub(crate) fn build_id(path: &Path) -> Option<String> {
     use object::Object;
     let file = std::fs::File::open(path).ok()?;
     // SAFETY: the reference inputs are not modified while the tests run.
@@ -325,7 +325,7 @@ fn pinned(what: &str, input: &Path, found: Option<String>) -> bool {
 }
 
 /// The reference vmlinux, if it is the pinned image tests/data describes (see [`pinned`]).
-pub fn pinned_vmlinux(what: &str) -> Option<PathBuf> {
+pub(crate) fn pinned_vmlinux(what: &str) -> Option<PathBuf> {
     static ID: OnceLock<Option<String>> = OnceLock::new();
     let path = vmlinux()?;
     let id = ID.get_or_init(|| build_id(&path)).clone();
@@ -334,7 +334,7 @@ pub fn pinned_vmlinux(what: &str) -> Option<PathBuf> {
 
 /// The reference modules, if they come from the pinned image's package: scripts/fetch-kernel.sh
 /// stamps an unpacked tree with the build ID of the vmlinux in the same package.
-pub fn pinned_modules(what: &str) -> Option<PathBuf> {
+pub(crate) fn pinned_modules(what: &str) -> Option<PathBuf> {
     let path = modules()?;
     let id = std::fs::read_to_string(path.join(".unpacked"))
         .ok()
@@ -343,7 +343,7 @@ pub fn pinned_modules(what: &str) -> Option<PathBuf> {
 }
 
 /// The reference vmlinux.
-pub fn vmlinux() -> Option<PathBuf> {
+pub(crate) fn vmlinux() -> Option<PathBuf> {
     reference_input(
         "DWARF2BTF_VMLINUX",
         "vmlinux-6.1.0-57-cloud-amd64",
@@ -353,12 +353,12 @@ pub fn vmlinux() -> Option<PathBuf> {
 
 /// The reference vmlinux's BTF as the kernel build would encode it (kernel features, no
 /// Rust CUs), written under `scratch(dir)`; `None` as for [`vmlinux`].
-pub fn vmlinux_btf(dir: &str) -> Option<Vec<u8>> {
+pub(crate) fn vmlinux_btf(dir: &str) -> Option<Vec<u8>> {
     Some(std::fs::read(vmlinux_btf_file(dir)?).unwrap())
 }
 
 /// [`vmlinux_btf`]'s file, `scratch(dir)/vmlinux.btf`.
-pub fn vmlinux_btf_file(dir: &str) -> Option<PathBuf> {
+pub(crate) fn vmlinux_btf_file(dir: &str) -> Option<PathBuf> {
     let vmlinux = vmlinux()?;
     let out = scratch(dir).join("vmlinux.btf");
     let o = encode(
@@ -373,7 +373,7 @@ pub fn vmlinux_btf_file(dir: &str) -> Option<PathBuf> {
 /// The split BTF dwarf2btf encodes for the reference module `rel` (a path under the modules'
 /// `kernel/`, e.g. `drivers/block/loop.ko`) against `base`, written under `scratch(dir)`;
 /// `None` when the modules are not there (as for [`vmlinux`]).
-pub fn module_btf_file(dir: &str, rel: &str, base: &Path) -> Option<PathBuf> {
+pub(crate) fn module_btf_file(dir: &str, rel: &str, base: &Path) -> Option<PathBuf> {
     let ko = modules()?.join("kernel").join(rel);
     let stem = Path::new(rel).file_stem().unwrap().to_string_lossy();
     let out = scratch(dir).join(format!("{stem}.btf"));
@@ -384,7 +384,7 @@ pub fn module_btf_file(dir: &str, rel: &str, base: &Path) -> Option<PathBuf> {
 }
 
 /// The reference kernel's modules (a tree of `.ko` under `kernel/`).
-pub fn modules() -> Option<PathBuf> {
+pub(crate) fn modules() -> Option<PathBuf> {
     reference_input(
         "DWARF2BTF_MODULES",
         "modules-6.1.0-57-cloud-amd64",
@@ -393,7 +393,7 @@ pub fn modules() -> Option<PathBuf> {
 }
 
 /// How many random cases a test runs: `$VAR` when set, else `default`.
-pub fn cases_from_env(var: &str, default: u64) -> u64 {
+pub(crate) fn cases_from_env(var: &str, default: u64) -> u64 {
     std::env::var(var)
         .ok()
         .and_then(|v| v.parse().ok())
@@ -402,22 +402,22 @@ pub fn cases_from_env(var: &str, default: u64) -> u64 {
 
 /// A small xorshift generator for seeded random tests (no dependency, same sequence
 /// everywhere).
-pub struct Rng(pub u64);
+pub(crate) struct Rng(pub u64);
 
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
-    pub fn chance(&mut self, pct: u64) -> bool {
+    pub(crate) fn chance(&mut self, pct: u64) -> bool {
         self.next() % 100 < pct
     }
-    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+    pub(crate) fn pick<T: Copy>(&mut self, items: &[T]) -> T {
         items[self.below(items.len())]
     }
 }
@@ -449,39 +449,39 @@ fn decompressed(name: &str) -> PathBuf {
 }
 
 /// pahole HEAD's output for the reference kernel (tests/data).
-pub fn oracle_btf() -> PathBuf {
+pub(crate) fn oracle_btf() -> PathBuf {
     decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf")
 }
 
 /// pahole HEAD's `-V` function skip lines for the reference kernel (tests/data).
-pub fn oracle_skipped() -> PathBuf {
+pub(crate) fn oracle_skipped() -> PathBuf {
     data("vmlinux-6.1.0-57-cloud-amd64.pahole-head.skipped.txt")
 }
 
 /// pahole HEAD's output for the reference kernel with `true_signature` too (tests/data).
-pub fn oracle_true_signature_btf() -> PathBuf {
+pub(crate) fn oracle_true_signature_btf() -> PathBuf {
     decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-head-true-signature.btf")
 }
 
 /// pahole HEAD's output for the reference kernel with `layout` too (tests/data).
-pub fn oracle_layout_btf() -> PathBuf {
+pub(crate) fn oracle_layout_btf() -> PathBuf {
     decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-head-layout.btf")
 }
 
 /// pahole HEAD's BTF of `scripts/kernel-build.sh 7.2`'s kernel (tests/data/kernel-build-7.2):
 /// `vmlinux` (its `.BTF` section) or `tmp_vmlinux1` (the encoder's detached output).
-pub fn oracle_kernel_build_7_2(which: &str) -> PathBuf {
+pub(crate) fn oracle_kernel_build_7_2(which: &str) -> PathBuf {
     decompressed(&format!("kernel-build-7.2/{which}.pahole-head.btf"))
 }
 
 /// Its `-V` function skip lines.
-pub fn oracle_true_signature_skipped() -> PathBuf {
+pub(crate) fn oracle_true_signature_skipped() -> PathBuf {
     data("vmlinux-6.1.0-57-cloud-amd64.pahole-head-true-signature.skipped.txt")
 }
 
 /// The function table line and the owners-per-function line of `--stats`.
 #[derive(Debug, PartialEq)]
-pub struct TableCounters {
+pub(crate) struct TableCounters {
     pub saved: u64,
     pub folds: u64,
     pub per_owner: Vec<u64>,
@@ -493,7 +493,7 @@ pub struct TableCounters {
 }
 
 impl TableCounters {
-    pub fn parse(o: &std::process::Output) -> Self {
+    pub(crate) fn parse(o: &std::process::Output) -> Self {
         let stderr = String::from_utf8_lossy(&o.stderr);
         let line = |prefix: &str| -> String {
             stderr
@@ -544,14 +544,14 @@ impl TableCounters {
 
     /// Workers (table owners) a run with `jobs` has: one per batch of 16 CUs at most
     /// (src/pipeline.rs's BATCH_CUS), given the CU count of a `-V` run.
-    pub fn owners(jobs: u64, cus: u64) -> usize {
+    pub(crate) fn owners(jobs: u64, cus: u64) -> usize {
         jobs.min(cus.div_ceil(16)).max(1) as usize
     }
 
     /// Checks what must hold whatever the design and -j: `owners` per-owner counts adding up
     /// to the folds, as many folds as the owners-per-function histogram says, and no more
     /// instances held than saved.
-    pub fn check(&self, owners: usize) {
+    pub(crate) fn check(&self, owners: usize) {
         assert_eq!(self.per_owner.len(), owners, "{self:?}");
         assert_eq!(self.per_owner.iter().sum::<u64>(), self.folds, "{self:?}");
         let folds: u64 = self.lengths.iter().map(|(len, n)| len * n).sum();
@@ -563,13 +563,13 @@ impl TableCounters {
     }
 
     /// Functions with at least one instance.
-    pub fn functions(&self) -> u64 {
+    pub(crate) fn functions(&self) -> u64 {
         self.lengths.iter().map(|(_, n)| n).sum()
     }
 }
 
 /// stdout and stderr of an output, for assertion messages.
-pub fn text(out: &Output) -> String {
+pub(crate) fn text(out: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -582,7 +582,7 @@ pub fn text(out: &Output) -> String {
 /// log)). The errno is ENOSPC (28) when the log overflowed its largest buffer, the refusal's
 /// errno when the kernel refused the call (see [`kernel_refused`]), ENOSYS (38) when there is
 /// no call to make.
-pub fn btf_load(data: &[u8]) -> Result<std::os::fd::OwnedFd, (i32, String)> {
+pub(crate) fn btf_load(data: &[u8]) -> Result<std::os::fd::OwnedFd, (i32, String)> {
     use dwarf2btf::btf::kernel::{load, LoadError};
     load(data).map_err(|e| match e {
         LoadError::Refused(errno) => (errno, String::new()),
@@ -595,7 +595,7 @@ pub fn btf_load(data: &[u8]) -> Result<std::os::fd::OwnedFd, (i32, String)> {
 /// (EPERM, EACCES), or the call missing (ENOSYS). Then the caller skips, saying so — unless
 /// DWARF2BTF_REQUIRE_KERNEL=1 (scripts/test.sh sets it), where a refusal is a failure: this
 /// panics with the reason.
-pub fn kernel_refused(errno: i32, what: &str) -> bool {
+pub(crate) fn kernel_refused(errno: i32, what: &str) -> bool {
     if errno != 1 && errno != 13 && errno != 38 {
         return false;
     }
@@ -607,7 +607,7 @@ pub fn kernel_refused(errno: i32, what: &str) -> bool {
 
 /// Says that a test skips the kernel's check and why (see [`record_skip`]) — or, under
 /// DWARF2BTF_REQUIRE_KERNEL=1 (scripts/test.sh as root), fails with that reason.
-pub fn skip(why: &str) {
+pub(crate) fn skip(why: &str) {
     assert!(
         std::env::var("DWARF2BTF_REQUIRE_KERNEL").as_deref() != Ok("1"),
         "{why}, and DWARF2BTF_REQUIRE_KERNEL=1 requires the kernel's check"
@@ -619,7 +619,7 @@ pub fn skip(why: &str) {
 /// the last type, which the kernel rejects in its meta checks ("Invalid type_id"), or, with
 /// `late`, at the first FUNC, which it rejects only in its resolve pass, after it has logged
 /// every type ("Invalid member").
-pub fn corrupt_member_type(data: &[u8], late: bool) -> Vec<u8> {
+pub(crate) fn corrupt_member_type(data: &[u8], late: bool) -> Vec<u8> {
     use dwarf2btf::btf::Kind;
     let (_, member, kinds) = first_member(data);
     let target = if late {
@@ -638,7 +638,7 @@ pub fn corrupt_member_type(data: &[u8], late: bool) -> Vec<u8> {
 
 /// A copy of raw BTF (host byte order) whose first STRUCT member is renamed: it takes the
 /// name of its struct.
-pub fn rename_first_member(data: &[u8]) -> Vec<u8> {
+pub(crate) fn rename_first_member(data: &[u8]) -> Vec<u8> {
     let (record, member, _) = first_member(data);
     let mut out = data.to_vec();
     out.copy_within(record..record + 4, member);
@@ -669,7 +669,7 @@ fn first_member(data: &[u8]) -> (usize, usize, Vec<u32>) {
 
 /// `dwarf2btf verify --kernel FILE [--base BASE]`'s output; `None` when it could not ask the
 /// kernel (exit 3: no privilege, no bpf()), a [`skip`].
-pub fn verify_kernel_cli(file: &Path, base: Option<&Path>) -> Option<Output> {
+pub(crate) fn verify_kernel_cli(file: &Path, base: Option<&Path>) -> Option<Output> {
     let mut cmd = Command::new(bin());
     cmd.args(["verify", "--kernel"]).arg(file);
     if let Some(base) = base {

@@ -11,12 +11,12 @@ use std::process::{Command, Output};
 /// 65 times the input's size, `tests/bad_input.rs`). The constant is about six times the
 /// largest peak of the bad-input set and the fuzz corpus (under 6 MiB). Hand-made DWARF can
 /// exceed it (the README says how): the bound holds for these sets, not for every input.
-pub const RSS_CONSTANT_MIB: u64 = 32;
+pub(crate) const RSS_CONSTANT_MIB: u64 = 32;
 /// See [`RSS_CONSTANT_MIB`].
-pub const RSS_PER_INPUT_BYTE: u64 = 128;
+pub(crate) const RSS_PER_INPUT_BYTE: u64 = 128;
 
 /// The bound in KiB for an input of `input_bytes` bytes.
-pub fn bound_kib(input_bytes: u64) -> u64 {
+pub(crate) fn bound_kib(input_bytes: u64) -> u64 {
     (RSS_CONSTANT_MIB << 10) + RSS_PER_INPUT_BYTE * input_bytes.div_ceil(1024)
 }
 
@@ -25,7 +25,7 @@ pub fn bound_kib(input_bytes: u64) -> u64 {
 /// high-water mark of the process that spawned a command over its exec (std spawns with
 /// `CLONE_VM`), so the peak would include the test process's own (after building a 128 MiB
 /// bomb, every later run "peaked" at 130 MiB); GNU time is a small process that forks.
-pub fn peak_rss_kib(cmd: &mut Command) -> (Output, u64) {
+pub(crate) fn peak_rss_kib(cmd: &mut Command) -> (Output, u64) {
     let report = tempfile::NamedTempFile::new().unwrap();
     let mut timed = Command::new(super::tool("time"));
     timed
@@ -46,7 +46,7 @@ pub fn peak_rss_kib(cmd: &mut Command) -> (Output, u64) {
 
 /// Runs `cmd` on `inputs` (the input and its base, if any) and fails the test when its peak
 /// RSS is above [`bound_kib`] of their size; returns the output and the peak in KiB.
-pub fn within_bound(inputs: &[&std::path::Path], cmd: &mut Command) -> (Output, u64) {
+pub(crate) fn within_bound(inputs: &[&std::path::Path], cmd: &mut Command) -> (Output, u64) {
     let (out, kib) = peak_rss_kib(cmd);
     if let Err(e) = check(inputs, kib) {
         panic!("{cmd:?}: {e}");
@@ -55,7 +55,7 @@ pub fn within_bound(inputs: &[&std::path::Path], cmd: &mut Command) -> (Output, 
 }
 
 /// Whether a peak of `kib` KiB is within [`bound_kib`] of the size of `inputs`.
-pub fn check(inputs: &[&std::path::Path], kib: u64) -> Result<(), String> {
+pub(crate) fn check(inputs: &[&std::path::Path], kib: u64) -> Result<(), String> {
     let size = inputs
         .iter()
         .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))

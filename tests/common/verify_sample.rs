@@ -8,7 +8,7 @@ use dwarf2btf::btf::verify::{self, Problem};
 use dwarf2btf::btf::{kinds, write, Btf, Kind};
 
 /// Ids of the sample's types.
-pub struct Ids {
+pub(crate) struct Ids {
     pub int: u32,
     pub uint: u32,
     pub long: u32,
@@ -24,7 +24,7 @@ pub struct Ids {
 }
 
 /// A valid BTF using every kind.
-pub fn sample() -> (Btf, Ids) {
+pub(crate) fn sample() -> (Btf, Ids) {
     let mut b = Btf::new();
     let int = b.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
     let uint = b.add_int(b"unsigned int", 4, 0).unwrap();
@@ -92,12 +92,12 @@ pub fn sample() -> (Btf, Ids) {
     (b, ids)
 }
 
-pub fn show(p: &[Problem]) -> String {
+pub(crate) fn show(p: &[Problem]) -> String {
     p.iter().map(|p| format!("  {p}\n")).collect()
 }
 
 #[track_caller]
-pub fn assert_rule(p: &[Problem], rule: &str) {
+pub(crate) fn assert_rule(p: &[Problem], rule: &str) {
     assert!(
         p.iter().any(|x| x.rule == rule),
         "expected rule {rule}, got:\n{}",
@@ -106,7 +106,7 @@ pub fn assert_rule(p: &[Problem], rule: &str) {
 }
 
 #[track_caller]
-pub fn assert_only_rule(p: &[Problem], rule: &str) {
+pub(crate) fn assert_only_rule(p: &[Problem], rule: &str) {
     assert!(
         !p.is_empty() && p.iter().all(|x| x.rule == rule),
         "expected only rule {rule}, got:\n{}",
@@ -115,7 +115,7 @@ pub fn assert_only_rule(p: &[Problem], rule: &str) {
 }
 
 #[track_caller]
-pub fn assert_valid(btf: &Btf) {
+pub(crate) fn assert_valid(btf: &Btf) {
     let p = verify::verify(btf);
     assert!(p.is_empty(), "in-memory BTF rejected:\n{}", show(&p));
     let p = verify::verify_bytes(&write::to_bytes(btf), btf.base());
@@ -124,7 +124,7 @@ pub fn assert_valid(btf: &Btf) {
 
 /// Verifies in memory and as bytes; both must agree. Returns the problems.
 #[track_caller]
-pub fn check(btf: &Btf) -> Vec<Problem> {
+pub(crate) fn check(btf: &Btf) -> Vec<Problem> {
     let mem = verify::verify(btf);
     let raw = verify::verify_bytes(&write::to_bytes(btf), btf.base());
     assert_eq!(mem, raw, "in-memory and raw verification differ");
@@ -133,7 +133,7 @@ pub fn check(btf: &Btf) -> Vec<Problem> {
 
 /// Appends a raw record to the sample and verifies.
 #[track_caller]
-pub fn with_record(f: impl FnOnce(&mut Btf, &Ids) -> Vec<u32>) -> Vec<Problem> {
+pub(crate) fn with_record(f: impl FnOnce(&mut Btf, &Ids) -> Vec<u32>) -> Vec<Problem> {
     let (mut b, ids) = sample();
     let rec = f(&mut b, &ids);
     b.push_record(&rec).unwrap();
@@ -142,35 +142,35 @@ pub fn with_record(f: impl FnOnce(&mut Btf, &Ids) -> Vec<u32>) -> Vec<Problem> {
 
 /// Builds with the sample as a starting point and verifies.
 #[track_caller]
-pub fn with(f: impl FnOnce(&mut Btf, &Ids)) -> Vec<Problem> {
+pub(crate) fn with(f: impl FnOnce(&mut Btf, &Ids)) -> Vec<Problem> {
     let (mut b, ids) = sample();
     f(&mut b, &ids);
     check(&b)
 }
 
-pub fn info(kind: Kind, vlen: u32, kflag: bool) -> u32 {
+pub(crate) fn info(kind: Kind, vlen: u32, kflag: bool) -> u32 {
     kinds::info(kind, vlen, kflag)
 }
 
 /// Byte position (in `write::to_bytes` output) of word `word` of type `id`.
-pub fn word_pos(btf: &Btf, id: u32, word: usize) -> usize {
+pub(crate) fn word_pos(btf: &Btf, id: u32, word: usize) -> usize {
     let before: usize = (btf.start_id()..id)
         .map(|i| btf.type_by_id(i).unwrap().words.len())
         .sum();
     write::HEADER_LEN as usize + 4 * (before + word)
 }
 
-pub fn get32(b: &[u8], pos: usize) -> u32 {
+pub(crate) fn get32(b: &[u8], pos: usize) -> u32 {
     u32::from_le_bytes(b[pos..pos + 4].try_into().unwrap())
 }
 
-pub fn set32(b: &mut [u8], pos: usize, v: u32) {
+pub(crate) fn set32(b: &mut [u8], pos: usize, v: u32) {
     b[pos..pos + 4].copy_from_slice(&v.to_le_bytes());
 }
 
 /// Serialises the sample, rewrites word `word` of type `id` with `f`, verifies the bytes.
 #[track_caller]
-pub fn patched(
+pub(crate) fn patched(
     id_of: impl FnOnce(&Ids) -> u32,
     word: usize,
     f: impl FnOnce(u32) -> u32,
@@ -185,7 +185,7 @@ pub fn patched(
 }
 
 /// Header fields of `write::to_bytes` output.
-pub const TYPE_OFF: usize = 8;
-pub const TYPE_LEN: usize = 12;
-pub const STR_OFF: usize = 16;
-pub const STR_LEN: usize = 20;
+pub(crate) const TYPE_OFF: usize = 8;
+pub(crate) const TYPE_LEN: usize = 12;
+pub(crate) const STR_OFF: usize = 16;
+pub(crate) const STR_LEN: usize = 20;

@@ -140,9 +140,9 @@ impl TypeRules {
 }
 
 /// Length of the classic header (6.1's `struct btf_header`).
-pub const CLASSIC_HDR_LEN: usize = 24;
+pub(super) const CLASSIC_HDR_LEN: usize = 24;
 /// Length of the header with `layout_off` and `layout_len` (7.1's `struct btf_header`).
-pub const LAYOUT_HDR_LEN: usize = 32;
+pub(super) const LAYOUT_HDR_LEN: usize = 32;
 
 #[cfg(test)]
 mod tests {

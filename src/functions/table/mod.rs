@@ -244,12 +244,15 @@ mod contract {
     use super::*;
 
     /// What a test saves: `(owner, sequence number)`, unique per save.
-    pub type Inst = (Owner, u32);
+    pub(super) type Inst = (Owner, u32);
 
     /// `plan[owner]` = the entries `owner` saves into, in order; each owner on its own thread.
     /// Returns each entry's instances: its per-owner folds (checked to be one per owner,
     /// owners ascending) concatenated.
-    pub fn run<F: FuncTable<Vec<Inst>>>(entries: usize, plan: &[Vec<u32>]) -> Vec<Vec<Inst>> {
+    pub(super) fn run<F: FuncTable<Vec<Inst>>>(
+        entries: usize,
+        plan: &[Vec<u32>],
+    ) -> Vec<Vec<Inst>> {
         let table = F::new(entries, plan.len());
         std::thread::scope(|s| {
             for (owner, saves) in (0..).zip(plan) {
@@ -276,7 +279,7 @@ mod contract {
     }
 
     /// What every design must return for `plan`, computed sequentially.
-    pub fn expected(entries: usize, plan: &[Vec<u32>]) -> Vec<Vec<Inst>> {
+    pub(super) fn expected(entries: usize, plan: &[Vec<u32>]) -> Vec<Vec<Inst>> {
         let mut out = vec![Vec::new(); entries];
         for (owner, saves) in (0..).zip(plan) {
             for (seq, &entry) in (0..).zip(saves) {
@@ -287,7 +290,12 @@ mod contract {
     }
 
     /// A reproducible random plan (xorshift; no dependency needed).
-    pub fn random_plan(seed: u64, owners: usize, saves: usize, entries: u32) -> Vec<Vec<u32>> {
+    pub(super) fn random_plan(
+        seed: u64,
+        owners: usize,
+        saves: usize,
+        entries: u32,
+    ) -> Vec<Vec<u32>> {
         let mut x = seed | 1;
         (0..owners)
             .map(|_| {
@@ -304,7 +312,7 @@ mod contract {
     }
 
     /// The whole contract for one design.
-    pub fn check<F: FuncTable<Vec<Inst>>>() {
+    pub(super) fn check<F: FuncTable<Vec<Inst>>>() {
         // Sequential shape: owners out of order, repeated entries, an empty entry, an owner
         // that saves nothing.
         let plan = vec![vec![2, 0, 2], vec![], vec![2, 1, 2, 2], vec![0]];
@@ -332,7 +340,7 @@ mod contract {
     }
 
     /// A table dropped without `finish` drops every saved instance exactly once.
-    pub fn drop_without_finish<F: FuncTable<Vec<Arc<()>>>>() {
+    pub(super) fn drop_without_finish<F: FuncTable<Vec<Arc<()>>>>() {
         let token = Arc::new(());
         {
             let table = F::new(5, 3);
@@ -353,14 +361,14 @@ mod contract {
     }
 
     /// A second saver for one owner panics.
-    pub fn second_saver_panics<F: FuncTable<Vec<Inst>>>() {
+    pub(super) fn second_saver_panics<F: FuncTable<Vec<Inst>>>() {
         let table = F::new(1, 2);
         let _first = table.saver(1);
         let _second = table.saver(1);
     }
 
     /// Saving into entry 3 of a 3-entry table panics.
-    pub fn entry_out_of_range_panics<F: FuncTable<Vec<Inst>>>() {
+    pub(super) fn entry_out_of_range_panics<F: FuncTable<Vec<Inst>>>() {
         let table = F::new(3, 1);
         table.saver(0).save(3, (0, 0));
     }
