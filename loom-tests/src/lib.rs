@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use dwarf2btf::dedup::handover::Progress;
+use dwarf2btf::dedup::handover::StructFrontier;
 use dwarf2btf::functions::table::{shared::SharedTable, FuncSaver, FuncTable, Owner};
 use dwarf2btf::sync::{thread, Arc, AtomicU32};
 
@@ -119,10 +119,14 @@ pub fn join_and_check(
 /// a thread running `struct_phase` on them, as the struct phase does beside the classifier.
 pub fn spawn_struct_phase(
     types: usize,
-    struct_phase: impl FnOnce(&[AtomicU32], &Progress) + Send + 'static,
-) -> (Arc<Vec<AtomicU32>>, Arc<Progress>, thread::JoinHandle<()>) {
+    struct_phase: impl FnOnce(&[AtomicU32], &StructFrontier) + Send + 'static,
+) -> (
+    Arc<Vec<AtomicU32>>,
+    Arc<StructFrontier>,
+    thread::JoinHandle<()>,
+) {
     let map: Arc<Vec<AtomicU32>> = Arc::new((0..types).map(|_| AtomicU32::new(u32::MAX)).collect());
-    let progress = Arc::new(Progress::default());
+    let progress = Arc::new(StructFrontier::default());
     let writer = {
         let (map, progress) = (Arc::clone(&map), Arc::clone(&progress));
         thread::spawn(move || struct_phase(&map, &progress))

@@ -2,12 +2,12 @@
 //! while phases 2–4 run (`refs.rs`): which canonical ids the classifier may read as final.
 //!
 //! The struct phase writes `map` entries with plain (relaxed) stores and, every few hundred
-//! ids, [`Progress::publish`]es how far it is with a Release store; the classifier's
+//! ids, [`StructFrontier::publish`]es how far it is with a Release store; the classifier's
 //! [`final_id`] Acquire-loads that position, so every `map` store for an id below it happened
 //! before its `map` loads. Only the end of a map chain is ever rewritten later, and a canonical
 //! type other than a FWD never is (FWDs are resolved up to the end of phase 4): so a chain
 //! ending at a canonical non-FWD type below the published position, or any chain once the
-//! phases are over ([`Progress::finish`]), is final.
+//! phases are over ([`StructFrontier::finish`]), is final.
 //!
 //! Atomics come from [`crate::sync`], so `loom-tests/` model-checks this code, including a
 //! publish with the wrong ordering (`BROKEN_PUBLISH`, loom builds only) that loom must reject.
@@ -15,10 +15,10 @@
 use crate::btf::kinds::MAX_NR_TYPES;
 use crate::sync::{AtomicU32, Ordering};
 
-/// [`Progress`] once phases 2–4 are over (every canonical id final).
+/// [`StructFrontier`] once phases 2–4 are over (every canonical id final).
 pub const DONE: u32 = u32::MAX;
 
-/// Test-only switch (loom builds only): when set, [`Progress::publish`] stores with Relaxed
+/// Test-only switch (loom builds only): when set, [`StructFrontier::publish`] stores with Relaxed
 /// ordering, which loom must catch. Process-global: keep models that set it in their own test
 /// binary.
 #[cfg(dwarf2btf_loom)]
@@ -28,15 +28,15 @@ pub static BROKEN_PUBLISH: std::sync::atomic::AtomicBool =
 /// How far the struct phase is: every id below the value has its final struct-phase mapping.
 /// A plain atomic, not padded to a cache line of its own: it is written every 256 ids and read
 /// every 200 µs, too rarely for false sharing to matter.
-pub struct Progress(AtomicU32);
+pub struct StructFrontier(AtomicU32);
 
-impl Default for Progress {
+impl Default for StructFrontier {
     fn default() -> Self {
-        Progress(AtomicU32::new(0))
+        StructFrontier(AtomicU32::new(0))
     }
 }
 
-impl Progress {
+impl StructFrontier {
     /// Every `map` store for the ids below `below` is done.
     pub fn publish(&self, below: u32) {
         #[cfg(dwarf2btf_loom)]
@@ -77,7 +77,7 @@ fn pause() {
 /// change. `is_fwd(t)` tells whether type `t` is a FWD. Waits for the struct phase to pass `id`.
 pub fn final_id(
     map: &[AtomicU32],
-    progress: &Progress,
+    progress: &StructFrontier,
     id: u32,
     is_fwd: impl Fn(u32) -> bool,
 ) -> Option<u32> {

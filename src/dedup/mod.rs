@@ -90,7 +90,7 @@ mod structs;
 mod table;
 
 use crate::sync::{AtomicU32, Ordering};
-use handover::Progress;
+use handover::StructFrontier;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -579,7 +579,7 @@ pub(crate) struct Dedup {
     pub(crate) equiv_stack: Vec<(u32, u32)>,
     /// How far phases 2–4 are, for the thread classifying reference types meanwhile: every
     /// id below it is processed (`refs::DONE`: the phases are over).
-    pub(crate) progress: Arc<Progress>,
+    pub(crate) progress: Arc<StructFrontier>,
     threads: usize,
     /// When each phase ended, for [`dedup_timed`].
     marks: Vec<(&'static str, Instant)>,
@@ -612,7 +612,7 @@ impl Dedup {
             hypot_adjust_canon: false,
             table: CandTable::new(opts.force_collisions, cnt / 4),
             equiv_stack: Vec::new(),
-            progress: Arc::new(Progress::default()),
+            progress: Arc::new(StructFrontier::default()),
             threads: opts.threads,
             marks: Vec::new(),
         }

@@ -39,7 +39,7 @@ use hashbrown::HashTable;
 use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
 
-use super::handover::{self, Progress};
+use super::handover::{self, StructFrontier};
 use super::hash::{self, kind_of};
 use super::{for_each_id_field, Dedup, Recs, UNPROCESSED};
 use crate::btf::kinds::kind;
@@ -211,7 +211,7 @@ impl EarlyClasses {
 struct KeyView<'a> {
     recs: &'a Recs,
     map: &'a [AtomicU32],
-    progress: &'a Progress,
+    progress: &'a StructFrontier,
 }
 
 impl KeyView<'_> {
@@ -256,7 +256,7 @@ pub(crate) fn classify_early(
     recs: &Recs,
     map: &[AtomicU32],
     start_id: u32,
-    progress: &Progress,
+    progress: &StructFrontier,
 ) -> Result<EarlyClasses> {
     let view = KeyView {
         recs,
