@@ -45,7 +45,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::btf::{kinds, Btf, Endian};
+use crate::btf::{kinds, Btf};
 use crate::config::Features;
 use crate::dwarf::variables::{AddrSite, CuVariables, Variable};
 use crate::error::{Error, Result};
@@ -56,8 +56,6 @@ pub const PERCPU_SECTION: &str = ".data..percpu";
 /// pahole's own `KSYM_NAME_LEN` (dwarves' `btf_encoder.c`): the longest variable name it
 /// encodes. Not the kernel's (512 in 6.1, which `verify` checks names against).
 pub const PAHOLE_KSYM_NAME_LEN: usize = 128;
-const SHT_RELA: u32 = 4;
-const SHT_REL: u32 = 9;
 
 /// A variable waiting for its section's `DATASEC`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,7 +149,7 @@ impl<'a> VarEncoder<'a> {
             .filter_map(|s| Some((s.name.as_bytes(), s.section?)))
             .collect();
         let relocs = if elf.relocatable {
-            Some(reloc_index(elf, &sections)?)
+            Some(reloc_index(elf, &sections))
         } else {
             None
         };
@@ -366,7 +364,7 @@ fn section_table(sections: &[SectionInfo], features: &Features) -> Vec<SecInfo> 
 }
 
 /// The relocations of `.debug_info` and `.debug_addr` that point into included sections.
-fn reloc_index(elf: &Elf<'_>, sections: &[SecInfo]) -> Result<RelocIndex> {
+fn reloc_index(elf: &Elf<'_>, sections: &[SecInfo]) -> RelocIndex {
     let sym_sections: Vec<Option<usize>> = std::iter::once(None)
         .chain(elf.symbols().map(|s| s.section))
         .collect();
@@ -375,53 +373,19 @@ fn reloc_index(elf: &Elf<'_>, sections: &[SecInfo]) -> Result<RelocIndex> {
         let sec = sections.get(shndx)?;
         (sec.include && sec.holds_vars()).then_some(shndx as u32)
     };
-    let all = elf.sections();
     let mut index = RelocIndex::default();
     for (target, out) in [
         (".debug_info", &mut index.info),
         (".debug_addr", &mut index.addr),
     ] {
-        for (prefix, sh_type) in [(".rela", SHT_RELA), (".rel", SHT_REL)] {
-            let name = format!("{prefix}{target}");
-            if !all.iter().any(|s| s.name == name && s.sh_type == sh_type) {
-                continue;
-            }
-            let Some(data) = elf.section_data(&name)? else {
-                continue;
-            };
-            let rela = sh_type == SHT_RELA;
-            for (r_offset, sym) in parse_relocs(&data, elf.addr_size == 8, rela, elf.endian) {
-                if let Some(shndx) = wanted(sym) {
-                    out.push((r_offset, shndx));
-                }
+        for (r_offset, sym) in elf.relocation_symbols(target) {
+            if let Some(shndx) = wanted(sym) {
+                out.push((r_offset, shndx));
             }
         }
         out.sort_by_key(|&(o, _)| o);
     }
-    Ok(index)
-}
-
-/// `(r_offset, symbol index)` of each `Elf{32,64}_Rel{,a}` entry (a trailing partial entry is
-/// ignored).
-fn parse_relocs(data: &[u8], is64: bool, rela: bool, endian: Endian) -> Vec<(u64, u64)> {
-    let word = if is64 { 8 } else { 4 };
-    let entsize = word * if rela { 3 } else { 2 };
-    let rd = |b: &[u8]| -> u64 {
-        let mut v = 0u64;
-        match endian {
-            Endian::Little => b.iter().rev().for_each(|&x| v = v << 8 | u64::from(x)),
-            Endian::Big => b.iter().for_each(|&x| v = v << 8 | u64::from(x)),
-        }
-        v
-    };
-    data.chunks_exact(entsize)
-        .map(|e| {
-            let r_offset = rd(&e[..word]);
-            let r_info = rd(&e[word..2 * word]);
-            let sym = if is64 { r_info >> 32 } else { r_info >> 8 };
-            (r_offset, sym)
-        })
-        .collect()
+    index
 }
 
 /// pahole's `filter_variable_name`: prefixes of variables with no useful value.
@@ -682,22 +646,7 @@ mod tests {
     }
 
     #[test]
-    fn relocation_entries_parse_in_both_classes_and_orders() {
-        let mut le64 = Vec::new();
-        for (off, info) in [(0x10u64, (7u64 << 32) | 1), (0x8, (3 << 32) | 1)] {
-            le64.extend(off.to_le_bytes());
-            le64.extend(info.to_le_bytes());
-            le64.extend(0i64.to_le_bytes());
-        }
-        assert_eq!(
-            parse_relocs(&le64, true, true, Endian::Little),
-            [(0x10, 7), (0x8, 3)]
-        );
-        let mut be32 = Vec::new();
-        be32.extend(0x20u32.to_be_bytes());
-        be32.extend(((5u32 << 8) | 1).to_be_bytes());
-        be32.push(0); // partial entry
-        assert_eq!(parse_relocs(&be32, false, false, Endian::Big), [(0x20, 5)]);
+    fn relocations_are_looked_up_by_site() {
         let idx = RelocIndex {
             info: vec![(0x8, 3), (0x10, 7)],
             addr: vec![(0x18, 2)],

@@ -257,6 +257,20 @@ impl<'a> Elf<'a> {
         ))
     }
 
+    /// `(offset, symbol index)` of each relocation that applies to the first section named
+    /// `name` and refers to a symbol (what a link with `--emit-relocs` keeps), in table order.
+    pub fn relocation_symbols(&self, name: &str) -> Vec<(u64, u64)> {
+        let Some(sec) = self.file.section_by_name(name) else {
+            return Vec::new();
+        };
+        sec.relocations()
+            .filter_map(|(offset, rel)| match rel.target() {
+                object::RelocationTarget::Symbol(sym) => Some((offset, sym.0 as u64)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The data of a debug section, decompressed and, for ET_REL, relocated. An ET_REL object
     /// can have several sections of one name (gcc puts each type unit in a COMDAT group of its
     /// own `.debug_types`, or `.debug_info` with DWARF 5): they are concatenated in section
