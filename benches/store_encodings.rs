@@ -54,7 +54,7 @@ impl Sizes {
         let kind = Kind::from_u32((words[1] >> 24) & 0x1f).expect("a known kind");
         let mut part = words.to_vec();
         let mut ids = Vec::new();
-        for_each_type_id_mut(kind, &mut part, |w| {
+        for_each_type_id_mut(&mut part, |w| {
             ids.push(*w);
             *w = 0;
         });

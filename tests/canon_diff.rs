@@ -333,7 +333,7 @@ fn reversed(btf: &Btf) -> Btf {
     for old in (1..n).rev() {
         let t = btf.type_by_id(old).unwrap();
         let mut w = t.words.to_vec();
-        types::for_each_type_id_mut(t.k(), &mut w, |id| *id = map(*id));
+        types::for_each_type_id_mut(&mut w, |id| *id = map(*id));
         words.extend(w);
     }
     with_words(btf, &words)

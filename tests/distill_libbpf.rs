@@ -151,8 +151,8 @@ fn assert_relocates(name: &str, data: &[u8], bases: &[&[u8]], distilled: &(Vec<u
         );
         let (mut a, mut b) = (t.words.to_vec(), u.words.to_vec());
         let (mut ida, mut idb, mut sa, mut sb) = (vec![], vec![], vec![], vec![]);
-        types::for_each_type_id_mut(t.k(), &mut a, |id| ida.push(std::mem::take(id)));
-        types::for_each_type_id_mut(t.k(), &mut b, |id| idb.push(std::mem::take(id)));
+        types::for_each_type_id_mut(&mut a, |id| ida.push(std::mem::take(id)));
+        types::for_each_type_id_mut(&mut b, |id| idb.push(std::mem::take(id)));
         types::for_each_str_off_mut(t.k(), &mut a, |s| sa.push(std::mem::take(s)));
         types::for_each_str_off_mut(t.k(), &mut b, |s| sb.push(std::mem::take(s)));
         assert_eq!(a, b, "{name}: [{}] changed", t.id);
@@ -534,7 +534,7 @@ fn add_btf(base: &Arc<Btf>, module: &Btf) -> Btf {
                 *s = dst.add_str(module.str_at(*s).unwrap());
             }
         });
-        types::for_each_type_id_mut(t.k(), &mut words, |id| {
+        types::for_each_type_id_mut(&mut words, |id| {
             if *id != 0 {
                 *id += shift;
             }

@@ -207,7 +207,7 @@ fn copy_record(
     if let Some(e) = bad {
         return Err(e);
     }
-    for_each_type_id_mut(t.k(), words, remap);
+    for_each_type_id_mut(words, remap);
     dst.push_record(words)?;
     Ok(())
 }
@@ -229,7 +229,7 @@ impl Walk {
         self.scratch.clear();
         self.scratch.extend_from_slice(t.words);
         let ids = &mut self.ids;
-        for_each_type_id_mut(t.k(), &mut self.scratch, |id| ids.push(*id));
+        for_each_type_id_mut(&mut self.scratch, |id| ids.push(*id));
         self.frames.push((start, start));
     }
 

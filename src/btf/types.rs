@@ -4,6 +4,7 @@
 //! decode fields, they never copy.
 
 use super::kinds::{self, Kind};
+use super::store;
 
 /// One type record, borrowed from its [`super::Btf`].
 #[derive(Clone, Copy, Debug)]
@@ -186,41 +187,21 @@ impl Member {
     }
 }
 
-/// Calls `f` on every type-id field of a record, in libbpf's `btf_field_iter` IDS order.
-pub fn for_each_type_id_mut(kind: Kind, words: &mut [u32], mut f: impl FnMut(&mut u32)) {
-    match kind {
-        Kind::Int | Kind::Float | Kind::Enum | Kind::Enum64 => {}
-        Kind::Fwd => f(&mut words[2]),
-        Kind::Ptr
-        | Kind::Typedef
-        | Kind::Volatile
-        | Kind::Const
-        | Kind::Restrict
-        | Kind::Func
-        | Kind::Var
-        | Kind::DeclTag
-        | Kind::TypeTag => f(&mut words[2]),
-        Kind::Array => {
-            f(&mut words[3]);
-            f(&mut words[4]);
-        }
-        Kind::Struct | Kind::Union | Kind::Datasec => {
-            let (per, field) = if kind == Kind::Datasec {
-                (3, 0)
-            } else {
-                (3, 1)
-            };
-            for e in words[3..].chunks_exact_mut(per) {
-                f(&mut e[field]);
-            }
-        }
-        Kind::FuncProto => {
-            f(&mut words[2]);
-            for e in words[3..].chunks_exact_mut(2) {
-                f(&mut e[1]);
-            }
-        }
+/// Calls `f` with the word index of every type-id field of a record whose info word is
+/// `info`, in libbpf's `btf_field_iter` IDS order (FWD's `type` word included, as libbpf does;
+/// the record store's [`store::for_each_id_word`] leaves it in the template).
+pub fn for_each_type_id_word(info: u32, mut f: impl FnMut(usize)) {
+    if kinds::info_kind(info) == kinds::kind::FWD {
+        f(2);
+    } else {
+        store::for_each_id_word(info, f);
     }
+}
+
+/// Calls `f` on every type-id field of a record (its kind and vlen as its info word says), in
+/// libbpf's `btf_field_iter` IDS order.
+pub fn for_each_type_id_mut(words: &mut [u32], mut f: impl FnMut(&mut u32)) {
+    for_each_type_id_word(words[1], |i| f(&mut words[i]));
 }
 
 /// Calls `f` on every string-offset field of a record, in libbpf's STRS order.

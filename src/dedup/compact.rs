@@ -12,8 +12,9 @@
 //! entry then gives the new id. The result is built in fresh vectors so that the
 //! [`crate::btf::Btf`] is only replaced once everything succeeded.
 
-use super::{for_each_id_field, Dedup, UNPROCESSED};
+use super::{Dedup, UNPROCESSED};
 use crate::btf::kinds::MAX_NR_TYPES;
+use crate::btf::types::for_each_type_id_word;
 use crate::error::{Error, Result};
 
 /// Marks a `map` entry that holds a surviving own type's new id (ids are at most
@@ -47,7 +48,7 @@ impl Dedup {
             self.types.rec(id).write_to(&mut words);
             let rec = &mut words[pos..];
             let mut bad = None;
-            for_each_id_field(rec[1], |i| match new_id(rec[i]) {
+            for_each_type_id_word(rec[1], |i| match new_id(rec[i]) {
                 Some(new) => rec[i] = new,
                 None => {
                     bad.get_or_insert(rec[i]);

@@ -96,6 +96,7 @@ use std::time::{Duration, Instant};
 
 use crate::btf::kinds::{self, kind, Kind, MAX_NR_TYPES};
 use crate::btf::store::{self, Rec, Store, View};
+use crate::btf::types::for_each_type_id_word;
 use crate::btf::Btf;
 use crate::error::{Error, Result};
 use crate::stats::Held;
@@ -308,12 +309,12 @@ fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {
     }
     // One comparison on the common path; the first bad id is looked for only on the error path.
     let mut highest = 0;
-    for_each_id_field(w[1], |i| highest = highest.max(w[i]));
+    for_each_type_id_word(w[1], |i| highest = highest.max(w[i]));
     if highest < cnt {
         return Ok(());
     }
     let mut first_bad = None;
-    for_each_id_field(w[1], |i| {
+    for_each_type_id_word(w[1], |i| {
         if w[i] >= cnt {
             first_bad.get_or_insert(w[i]);
         }
@@ -323,16 +324,6 @@ fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {
         "type [{id}] ({kind}) references type [{first_bad}], past the last type [{}]",
         cnt - 1
     )))
-}
-
-/// Calls `f` with the word index of every type-id field of a record, in libbpf's
-/// `BTF_FIELD_ITER_IDS` order (FWD's `type` word included, as libbpf does).
-pub(crate) fn for_each_id_field(info: u32, mut f: impl FnMut(usize)) {
-    if kinds::info_kind(info) == kind::FWD {
-        f(2);
-    } else {
-        store::for_each_id_word(info, f);
-    }
 }
 
 /// Every type record, base and own, by id, and each one's raw kind; fixed once dedup starts,

@@ -41,9 +41,10 @@ use std::hash::{Hash, Hasher};
 
 use super::handover::{self, StructFrontier};
 use super::hash::{self, kind_of};
-use super::{for_each_id_field, Dedup, Recs, UNPROCESSED};
+use super::{Dedup, Recs, UNPROCESSED};
 use crate::btf::kinds::kind;
 use crate::btf::store::Rec;
+use crate::btf::types::for_each_type_id_word;
 use crate::error::{Error, Result};
 use crate::sync::{AtomicU32, Ordering};
 
@@ -229,7 +230,7 @@ impl KeyView<'_> {
         key.clear();
         self.recs.rec(id).write_to(key);
         let mut ok = true;
-        for_each_id_field(key[1], |i| {
+        for_each_type_id_word(key[1], |i| {
             let child = key[i];
             if !ok || child == 0 {
                 return;
@@ -333,7 +334,7 @@ impl Dedup {
     fn canonical_record(&self, id: u32, key: &mut Vec<u32>) {
         key.clear();
         self.types.rec(id).write_to(key);
-        for_each_id_field(key[1], |i| key[i] = self.resolve(key[i]));
+        for_each_type_id_word(key[1], |i| key[i] = self.resolve(key[i]));
     }
 
     /// The base type libbpf's lookup would find equal to the canonicalised record `t`, if any

@@ -343,7 +343,7 @@ pub(crate) fn concat_copies(src: &dwarf2btf::btf::Btf, copies: u32) -> dwarf2btf
                     *s = dst.add_str(src.str_at(*s).expect("valid string"));
                 }
             });
-            types::for_each_type_id_mut(k, &mut words, |id| {
+            types::for_each_type_id_mut(&mut words, |id| {
                 if *id != 0 {
                     *id += shift;
                 }
