@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod compare;
+pub mod hand_made;
 pub mod judge;
 pub mod rss;
 
