@@ -7,7 +7,10 @@
 #   scripts/fuzz.sh list
 #
 # cargo-fuzz passes nightly-only flags (sanitizers); RUSTC_BOOTSTRAP=1 lets a stable toolchain
-# take them. FUZZ_SANITIZER=none builds without AddressSanitizer (about twice as fast).
+# take them. FUZZ_SANITIZER=none builds without AddressSanitizer (about twice as fast). Each
+# sanitizer builds in a directory of its own, FUZZ_TARGET_DIR/SANITIZER (FUZZ_TARGET_DIR:
+# fuzz/target by default), so that an ASan and a plain run, even at once, never overwrite each
+# other's build.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,8 +28,11 @@ fi
 seconds=${2:-600}
 shift $(( $# >= 2 ? 2 : 1 ))
 
+sanitizer=${FUZZ_SANITIZER:-address}
+target_dir=${FUZZ_TARGET_DIR:-$root/fuzz/target}/$sanitizer
+
 mkdir -p "corpus-work/$target" "corpus/$target"
 exec nice -n 10 cargo fuzz run --release --debug-assertions \
-    --sanitizer "${FUZZ_SANITIZER:-address}" "$target" \
+    --sanitizer "$sanitizer" --target-dir "$target_dir" "$target" \
     "corpus-work/$target" "corpus/$target" -- \
     -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "$@"

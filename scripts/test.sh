@@ -70,8 +70,26 @@ cargo test --release --workspace --doc
 # overflows they found wrap silently in release, so only this run could see them return.
 cargo nextest run --test fuzz_regressions
 # loom models of the lock-free function table and the dedup hand-over (own target dir:
-# --cfg dwarf2btf_loom rebuilds everything)
-RUSTFLAGS="--cfg dwarf2btf_loom" CARGO_TARGET_DIR=target/loom cargo test --release -p loom-tests --tests
+# --cfg dwarf2btf_loom rebuilds everything), each in its own process under nextest's time
+# limit (.config/nextest.toml, profile loom); then the limit's negative control: a test made
+# to hang must be killed by nextest (TIMEOUT) and fail the run (`timeout` ends the check if
+# the limit does not fire, and the check fails).
+loom_target=target/loom
+loom() {
+  RUSTFLAGS="--cfg dwarf2btf_loom" CARGO_TARGET_DIR=$loom_target "$@"
+}
+loom cargo nextest run --release -p loom-tests --profile loom
+if DWARF2BTF_LOOM_HANG=1 loom timeout ${LOOM_HANG_CHECK_SECONDS:-300} cargo nextest run --release \
+    -p loom-tests --profile loom-time-limit-check --test time_limit \
+    >"$loom_target/hang-check.log" 2>&1; then
+  echo "test.sh: the loom time limit did not stop a hanging test ($loom_target/hang-check.log)" >&2
+  exit 1
+fi
+if ! grep -q 'TIMEOUT' "$loom_target/hang-check.log"; then
+  cat "$loom_target/hang-check.log" >&2
+  echo "test.sh: the hanging loom test failed, but not by the time limit" >&2
+  exit 1
+fi
 # real kernels built with dwarf2btf as PAHOLE, booted under qemu, accepting their own BTF;
 # a 7.2 comparison with pahole HEAD that cannot run (sid moved on) is listed with the skips
 for version in ${KERNEL_BUILDS-6.12 6.1 7.2}; do

@@ -197,7 +197,14 @@ pub fn compress_debug_sections(elf: &[u8], how: Compression) -> Option<Vec<u8>> 
     if shentsize < if l.is64 { 64 } else { 40 } || shnum > 4096 {
         return None;
     }
-    let header = |i: usize| shoff.checked_add(i.checked_mul(shentsize)?);
+    // A header's fields lie in its first 64 (ELF64) or 40 bytes: a header that ends past the
+    // file is not read (nor `h + field` computed near usize::MAX).
+    let fields = if l.is64 { 64 } else { 40 };
+    let header = |i: usize| {
+        shoff
+            .checked_add(i.checked_mul(shentsize)?)
+            .filter(|h| h.checked_add(fields).is_some_and(|end| end <= elf.len()))
+    };
     // Offsets in a section header: sh_flags, sh_offset, sh_size.
     let (flags_at, offset_at, size_at) = if l.is64 { (8, 24, 32) } else { (8, 16, 20) };
     let range = |data: &[u8], h: usize| -> Option<(usize, usize)> {

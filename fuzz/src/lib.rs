@@ -222,30 +222,40 @@ pub fn btf_read_verify(data: &[u8]) {
 
 /// Target `dedup_generated`: dedup on valid BTF. The input drives the random BTF generator,
 /// which only makes well-formed records referencing existing types, so nearly every input
-/// reaches the dedup proper. The first byte picks the dedup's mode (threads, forced hash
-/// collisions) and whether the case is split BTF.
+/// reaches the dedup proper. The first byte picks the dedup's mode ([`dedup_mode`]: one
+/// thread, forced hash collisions, or 2 to 4 threads) and whether the case is split BTF
+/// (bits 2-3 zero: split).
 pub fn dedup_generated(data: &[u8]) {
     let mut src = Bytes::new(data);
-    let mode = src.next();
-    let (threads, force) = match mode % 4 {
-        0 | 1 => (1, false),
-        2 => (1, true),
-        _ => (2, false),
-    };
+    let mode = src.next() as u8;
+    let (threads, force) = dedup_mode(mode);
     let (base, data) = generated(&mut src, (mode / 4).is_multiple_of(4));
     let mut btf = read_all(&data, base.as_ref()).expect("generated BTF parses");
     dedup_all(&mut btf, threads, force);
 }
 
+/// The dedup's threads and forced collisions from an option byte: bits 0-1 choose one
+/// thread (0 and 1), one thread with every hash colliding (2), or threads (3), how many by
+/// bits 4-5 (2 + the value, 4 at most: 2, 3, 4, 2). A byte whose bits 4-5 are zero means what
+/// it meant before the thread count was chosen (two threads).
+pub fn dedup_mode(mode: u8) -> (usize, bool) {
+    match mode % 4 {
+        0 | 1 => (1, false),
+        2 => (1, true),
+        _ => (2 + usize::from(mode >> 4 & 3) % 3, false),
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // split_btf
 
-/// Split BTF on `base`: read and checked, deduplicated, its base distilled.
-fn split_on(data: &[u8], base: &Arc<Btf>) {
+/// Split BTF on `base`: read and checked, deduplicated (`threads`, `force` as
+/// [`dedup_all`]), its base distilled.
+fn split_on(data: &[u8], base: &Arc<Btf>, threads: usize, force: bool) {
     let Some(mut btf) = read_all(data, Some(base)) else {
         return;
     };
-    if dedup_all(&mut btf, 1, false) {
+    if dedup_all(&mut btf, threads, force) {
         if let Ok((new_base, new_split)) = distill_base(&btf) {
             let reread = base_of(&write::to_bytes(&new_base));
             let _ = verify::verify_bytes(&write::to_bytes(&new_split), Some(&reread));
@@ -255,16 +265,46 @@ fn split_on(data: &[u8], base: &Arc<Btf>) {
 
 /// Target `split_btf`: split BTF on a base, as module encoding reads, checks and deduplicates
 /// it with `--btf_base`, then distils the base (`distilled_base`). The first byte picks the
-/// input: even, the rest is raw split BTF on [`BASE_BTF`]; odd, the rest drives the random
-/// BTF generator to make a base and a valid split BTF on it.
+/// input and the dedup's mode:
+///
+/// - bit 0 clear: the rest is raw split BTF on [`BASE_BTF`]; set: the rest drives the random
+///   BTF generator to make a base and a valid split BTF on it;
+/// - bits 1-2: the dedup on one thread (0), with every hash colliding (1), on 2 threads (2)
+///   or 4 (3);
+/// - bit 3, raw split BTF only: the base comes from the input (a hostile base, as `--btf_base`
+///   may name any file): a length (two bytes, little-endian), that many bytes of raw base
+///   BTF, then the split BTF. A base that does not parse ends the case, as it ends the tool.
+///
+/// Bytes 0 and 1 mean what they meant before the options (one thread, [`BASE_BTF`]).
 pub fn split_btf(data: &[u8]) {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
-    if mode.is_multiple_of(2) {
-        split_on(rest, fixed_base());
-    } else {
+    let (threads, force) = match mode >> 1 & 3 {
+        0 => (1, false),
+        1 => (1, true),
+        2 => (2, false),
+        _ => (4, false),
+    };
+    if mode & 1 == 1 {
         let (base, split) = generated(&mut Bytes::new(rest), true);
-        split_on(&split, &base.expect("a split case has a base"));
+        split_on(
+            &split,
+            &base.expect("a split case has a base"),
+            threads,
+            force,
+        );
+    } else if mode & 8 == 0 {
+        split_on(rest, fixed_base(), threads, force);
+    } else {
+        let Some((len, rest)) = rest.split_first_chunk::<2>() else {
+            return;
+        };
+        let (base, split) = rest.split_at(usize::from(u16::from_le_bytes(*len)).min(rest.len()));
+        let Ok(mut base) = read::parse(base, None) else {
+            return;
+        };
+        base.index_strings(); // as `read::read_base` does: no check beyond parsing
+        split_on(split, &Arc::new(base), threads, force);
     }
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub(crate) mod compare;
+pub(crate) mod hand_made;
 pub(crate) mod judge;
 pub(crate) mod rss;
 
