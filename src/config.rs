@@ -383,7 +383,8 @@ pub struct Config {
     pub output: Output,
     /// Base BTF (raw, or an ELF with `.BTF`) to encode split BTF against, as for modules.
     pub base: Option<PathBuf>,
-    /// Worker threads, for the encoding and the dedup.
+    /// Encoders (the function table's owners), run on at most one thread per CPU; also the
+    /// dedup's thread count (at most one per CPU too).
     pub jobs: usize,
     /// The BTF features on.
     pub features: Features,

@@ -74,8 +74,9 @@ struct RunArgs {
     /// file with a .BTF section (vmlinux), as kernel module builds do.
     #[arg(long = "btf_base", value_name = "PATH")]
     btf_base: Option<PathBuf>,
-    /// Worker threads; as in pahole, only an attached value counts (-j4, --jobs=4), and -j
-    /// alone means one per CPU. The output is identical for every N.
+    /// Encoders; as in pahole, only an attached value counts (-j4, --jobs=4), and -j alone
+    /// means one per CPU. They run on at most one thread per CPU. The output is identical for
+    /// every N.
     #[arg(short = 'j', long = "jobs", value_name = "N", num_args = 0..=1, default_missing_value = "0")]
     jobs: Option<usize>,
     /// BTF features to encode (pahole names; `default`, `+feature`; may be repeated).

@@ -445,15 +445,16 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     let table = T::new(ctx.funcs.len(), jobs);
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    // Batches in flight beyond what the CPUs can run add memory, not speed: workers past
-    // 2×CPUs+2 batches ahead of the merge wait (RSS stays flat from -j2 to -j64).
+    // More threads than CPUs would only interleave more batches' working sets (and keep more
+    // thread stacks and allocator caches resident): -j sets the owners, the table's dimension,
+    // and batch `b` is encoded as owner `b % jobs` by whichever of at most one thread per CPU
+    // claims it, so which owner saved what does not depend on scheduling either.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let window = Gate::new(2 * jobs.min(cpus) + 2);
-    // More workers than CPUs encoding at once only interleave more batches' working sets:
-    // every worker stays an owner and takes batches, but at most one per CPU encodes at a
-    // time, lowest batches first (the merge takes them in order).
-    let turns = Gate::new(jobs.min(cpus));
-    let (tx, rx) = mpsc::channel::<(usize, Owner, Result<Chunk>)>();
+    let threads = jobs.min(cpus);
+    // Batches in flight beyond what the CPUs can run add memory, not speed: workers past
+    // 2×threads+2 batches ahead of the merge wait.
+    let window = Gate::new(2 * threads + 2);
+    let (tx, rx) = mpsc::channel::<(usize, Result<Chunk>)>();
     let mut merged = Merged {
         btf: dst,
         store,
@@ -467,39 +468,39 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
         table: TableStats::default(),
         saves: None,
     };
-    // Which owner encoded each batch: a fold's owner is that of its instances' chunk.
-    let mut batch_owner = vec![0; batches.len()];
     let recorder = config
         .trace_saves
         .then(|| Recorder::new(ctx.funcs.len(), jobs));
+    // Each owner's saver, taken by the thread encoding one of its batches. Whether to record
+    // is decided here, once per owner.
+    let savers: Vec<Mutex<Box<dyn FuncSaver<FuncSummary> + Send + '_>>> = (0..jobs)
+        .map(|o| {
+            let (owner, saver) = (o as Owner, table.saver(o as Owner));
+            Mutex::new(match &recorder {
+                None => Box::new(saver) as Box<dyn FuncSaver<FuncSummary> + Send>,
+                Some(r) => Box::new(r.traced(saver, owner)),
+            })
+        })
+        .collect();
     let outcome = std::thread::scope(|s| -> Result<()> {
-        for owner in 0..jobs {
+        for _ in 0..threads {
             let worker = Worker {
                 ctx,
                 watch,
                 next: &next,
                 failed: &failed,
                 window: &window,
-                turns: &turns,
                 batches: &batches,
-                owner: owner as Owner,
+                savers: &savers,
                 tx: tx.clone(),
             };
-            let (table, recorder) = (&table, recorder.as_ref());
-            // Whether to record is decided here, once per worker: without a recorder the
-            // worker saves straight into the table's saver.
-            let owner = owner as Owner;
-            s.spawn(move || match recorder {
-                None => worker.run(table.saver(owner)),
-                Some(r) => worker.run(r.traced(table.saver(owner), owner)),
-            });
+            s.spawn(move || worker.run());
         }
         drop(tx);
         let mut pending = BTreeMap::new();
         let mut concat = Concat::default();
         let mut expected = 0usize;
-        for (b, owner, chunk) in rx {
-            batch_owner[b] = owner;
+        for (b, chunk) in rx {
             pending.insert(b, chunk);
             while let Some(chunk) = pending.remove(&expected) {
                 let chunk = match chunk {
@@ -507,7 +508,6 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
                     Err(e) => {
                         failed.store(true, Ordering::Relaxed);
                         window.release_all();
-                        turns.release_all();
                         return Err(e);
                     }
                 };
@@ -542,40 +542,32 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
         Ok(())
     });
     outcome?;
+    drop(savers);
     let contention = table.contention();
     let finish = Instant::now();
     merged.groups = table.finish();
-    merged.table = table_stats(&merged.groups, &batch_owner, jobs, contention);
+    merged.table = table_stats(&merged.groups, jobs, contention);
     merged.table.finish = finish.elapsed().as_secs_f64();
     merged.saves = recorder.map(Recorder::into_trace);
     Ok(merged)
 }
 
-/// What one worker thread needs: it claims batches, encodes them, saves their functions'
-/// instances through its saver and sends the chunks to the merge.
-struct Worker<'w, 'a, 'c> {
+/// What one worker thread needs: it claims batches, encodes them as their owners, saving
+/// their functions' instances through the owner's saver, and sends the chunks to the merge.
+struct Worker<'w, 'a, 'c, 's> {
     ctx: &'w EncodeContext<'a, 'c>,
     watch: Option<&'w dyn FuncWatch>,
     next: &'w AtomicUsize,
     failed: &'w AtomicBool,
     window: &'w Gate,
-    turns: &'w Gate,
     batches: &'w [Range<usize>],
-    owner: Owner,
-    tx: mpsc::Sender<(usize, Owner, Result<Chunk>)>,
+    savers: &'w [Mutex<Box<dyn FuncSaver<FuncSummary> + Send + 's>>],
+    tx: mpsc::Sender<(usize, Result<Chunk>)>,
 }
 
-impl<'a> Worker<'_, 'a, '_> {
-    fn run(self, mut saver: impl FuncSaver<FuncSummary>) {
-        let mut save = |found: FoundFunction<'_, 'a>| {
-            let entry = found.entry;
-            let watch = self.watch.filter(|w| w.watches(found.elf.name.as_bytes()));
-            let instance = save_instance(found);
-            if let Some(watch) = watch {
-                watch.saved(&instance);
-            }
-            saver.save(entry, instance);
-        };
+impl<'a> Worker<'_, 'a, '_, '_> {
+    /// Encodes batches until none is left, batch `b` as owner `b % owners`.
+    fn run(self) {
         loop {
             let b = self.next.fetch_add(1, Ordering::Relaxed);
             if b >= self.batches.len() || self.failed.load(Ordering::Relaxed) {
@@ -583,21 +575,31 @@ impl<'a> Worker<'_, 'a, '_> {
             }
             self.window.wait_for(b);
             let chunk = {
-                let _turn = Turn::take(self.turns, b);
+                let mut saver = self.savers[b % self.savers.len()].lock();
+                let mut save = |found: FoundFunction<'_, 'a>| self.save(found, &mut **saver);
                 self.ctx
                     .encode_batch(self.batches[b].clone(), b as u32, &mut save)
             };
-            if self.tx.send((b, self.owner, chunk)).is_err() {
+            if self.tx.send((b, chunk)).is_err() {
                 break;
             }
         }
+    }
+
+    fn save(&self, found: FoundFunction<'_, 'a>, saver: &mut dyn FuncSaver<FuncSummary>) {
+        let entry = found.entry;
+        let watch = self.watch.filter(|w| w.watches(found.elf.name.as_bytes()));
+        let instance = save_instance(found);
+        if let Some(watch) = watch {
+            watch.saved(&instance);
+        }
+        saver.save(entry, instance);
     }
 }
 
 /// The function table's counters, read from the per-owner folds `finish` returned.
 fn table_stats(
     groups: &[Vec<FuncSummary>],
-    batch_owner: &[Owner],
     owners: usize,
     contention: table::Contended,
 ) -> TableStats {
@@ -614,7 +616,7 @@ fn table_stats(
         let instances: u32 = folds.iter().map(FuncSummary::count).sum();
         bump(&mut stats.instances, instances as usize);
         for fold in folds {
-            stats.nodes_per_owner[batch_owner[fold.first().head.chunk as usize] as usize] += 1;
+            stats.nodes_per_owner[fold.first().head.chunk as usize % owners] += 1;
             stats.saves += u64::from(fold.count());
             stats.held += fold.held() as u64;
             stats.held_bytes += fold.heap_bytes() as u64;
@@ -623,8 +625,8 @@ fn table_stats(
     stats
 }
 
-/// Lets batch `b` through once `b < passed + size`, `passed` only growing. The batch window
-/// (passed: batches merged) and the encoding turns (passed: encodes finished) are such gates.
+/// Lets batch `b` through once `b < passed + size`, `passed` only growing (the batch window:
+/// passed = batches merged).
 /// A waiter sleeps on its batch's slot, so an advance wakes only the batches it lets through:
 /// with 64 workers on 2 CPUs, waking every waiter at every step burnt a tenth of the CPU.
 struct Gate {
@@ -673,30 +675,8 @@ impl Gate {
         }
     }
 
-    /// Raises `passed` by one.
-    fn advance_one(&self) {
-        let to = *self.passed.lock() + 1;
-        self.advance(to);
-    }
-
     fn release_all(&self) {
         self.advance(usize::MAX / 2);
-    }
-}
-
-/// A turn to encode, taken from a [`Gate`] of encodes finished; given back when dropped.
-struct Turn<'g>(&'g Gate);
-
-impl<'g> Turn<'g> {
-    fn take(turns: &'g Gate, batch: usize) -> Self {
-        turns.wait_for(batch);
-        Turn(turns)
-    }
-}
-
-impl Drop for Turn<'_> {
-    fn drop(&mut self) {
-        self.0.advance_one();
     }
 }
 
