@@ -442,7 +442,7 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
         .map(|s| s..(s + BATCH_CUS).min(n_cus))
         .collect();
     let jobs = config.jobs.clamp(1, batches.len().max(1));
-    let table = T::new(ctx.funcs.len(), jobs);
+    let mut table = T::new(ctx.funcs.len(), jobs);
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     // Batches in flight beyond what the CPUs can run add memory, not speed: workers past
@@ -543,9 +543,11 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     });
     outcome?;
     let contention = table.contention();
+    let memory = config.stats.then(|| table.memory()).unwrap_or_default();
     let finish = Instant::now();
     merged.groups = table.finish();
     merged.table = table_stats(&merged.groups, &batch_owner, jobs, contention);
+    merged.table.memory = memory;
     merged.table.finish = finish.elapsed().as_secs_f64();
     merged.saves = recorder.map(Recorder::into_trace);
     Ok(merged)

@@ -1,15 +1,24 @@
 //! The sharded-lock function table ([`DashmapTable`]): entry → per-owner states in a
 //! `dashmap::DashMap`, each save done under the write lock of the entry's shard.
+//!
+//! The shard count is set from the owners, not left to dashmap's default (4 × the machine's
+//! CPUs, rounded up to a power of two): [`shard_amount`] is that rule with the owners in
+//! place of the CPUs, so a run at `-j N` gets the map it would get on an N-CPU machine
+//! whatever machine it runs on, and a save finds its shard taken with probability at most
+//! about a quarter of the fraction of time one saver holds a lock (`docs/concurrency.md`,
+//! "The contention model").
 
 use dashmap::DashMap;
 use rustc_hash::FxBuildHasher;
 
-use super::{check_entry, empty_entries, Contended, Contention, LocalContention, OwnerClaims};
-use super::{Fold, FuncSaver, FuncTable, Owner};
+use super::{bytes_of, check_entry, empty_entries, Contended, Contention, LocalContention};
+use super::{Fold, FuncSaver, FuncTable, Owner, OwnerClaims, TableMemory};
 
 /// Entry → `(owner, that owner's fold)` slots, behind `dashmap`'s sharded locks.
 pub struct DashmapTable<T> {
     entries: usize,
+    /// The map's shards ([`shard_amount`]).
+    shards: usize,
     map: DashMap<u32, Exclusive<OwnerStates<T>>, FxBuildHasher>,
     claims: OwnerClaims,
     /// Saves that found their shard locked.
@@ -43,9 +52,11 @@ impl<T: Fold> FuncTable<T> for DashmapTable<T> {
         T: 't;
 
     fn new(entries: usize, owners: usize) -> Self {
+        let shards = shard_amount(owners);
         DashmapTable {
             entries,
-            map: DashMap::with_capacity_and_hasher(entries, FxBuildHasher),
+            shards,
+            map: DashMap::with_capacity_and_hasher_and_shard_amount(entries, FxBuildHasher, shards),
             claims: OwnerClaims::new(owners),
             lock_waits: Contention::default(),
         }
@@ -65,6 +76,30 @@ impl<T: Fold> FuncTable<T> for DashmapTable<T> {
             cas_failures: 0,
             lock_waits: self.lock_waits.total(),
         }
+    }
+
+    fn memory(&mut self) -> TableMemory {
+        // A bucket holds the key and the entry's list header, plus hashbrown's control byte;
+        // a shard is dashmap's lock and table header, cache-padded (estimated by the size of
+        // five words padded the same way).
+        let bucket = std::mem::size_of::<(u32, Exclusive<OwnerStates<T>>)>() as u64 + 1;
+        let shard = std::mem::size_of::<crossbeam_utils::CachePadded<[usize; 5]>>() as u64;
+        let (len, capacity) = (self.map.len() as u64, self.map.capacity() as u64);
+        let mut memory = TableMemory {
+            shared_index: len * bucket + self.shards as u64 * shard,
+            slack: capacity.saturating_sub(len) * bucket,
+            ..TableMemory::default()
+        };
+        for mut slot in self.map.iter_mut() {
+            let Exclusive(states) = slot.value_mut();
+            memory.records += bytes_of::<(Owner, T)>(states.len());
+            memory.slack += bytes_of::<(Owner, T)>(states.capacity() - states.len());
+            memory.heap += states
+                .iter()
+                .map(|(_, fold)| fold.heap_bytes() as u64)
+                .sum::<u64>();
+        }
+        memory
     }
 
     fn finish(self) -> Vec<Vec<T>> {
@@ -95,6 +130,12 @@ impl<T: Fold> FuncSaver<T> for DashmapSaver<'_, T> {
     }
 }
 
+/// The map's shard count for `owners` savers: dashmap's default rule (4 per CPU, a power of
+/// two) applied to the owners instead of the machine's CPUs; at least 4 (dashmap wants 2).
+fn shard_amount(owners: usize) -> usize {
+    (4 * owners).next_power_of_two().max(4)
+}
+
 /// One entry's per-owner folds, owners ascending.
 fn by_owner<T>(mut states: OwnerStates<T>) -> Vec<T> {
     states.sort_unstable_by_key(|&(owner, _)| owner);
@@ -110,6 +151,14 @@ mod tests {
     use super::*;
 
     contract_tests!(DashmapTable);
+
+    #[test]
+    fn shards_follow_the_owners() {
+        assert_eq!(shard_amount(1), 4);
+        assert_eq!(shard_amount(2), 8);
+        assert_eq!(shard_amount(3), 16);
+        assert_eq!(shard_amount(64), 256);
+    }
 
     #[test]
     fn by_owner_orders_owners() {

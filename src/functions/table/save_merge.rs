@@ -4,8 +4,8 @@
 //! everything by entry and owner in one pass, folding each owner's instances there (no merging
 //! while encoding: that is this design's point).
 
-use super::{check_entry, empty_entries, push_fold, HandedIn, OwnerClaims};
-use super::{Fold, FuncSaver, FuncTable, Owner};
+use super::{bytes_of, check_entry, empty_entries, push_fold, HandedIn, OwnerClaims};
+use super::{Fold, FuncSaver, FuncTable, Owner, TableMemory};
 
 /// One owner's saves, in order: `(entry, instance)`.
 type Saves<T> = Vec<(u32, <T as Fold>::Instance)>;
@@ -46,6 +46,18 @@ impl<T: Fold> FuncTable<T> for SaveMergeTable<T> {
             owner,
             saved: Vec::new(),
         }
+    }
+
+    fn memory(&mut self) -> TableMemory {
+        self.saved.memory(|saved| TableMemory {
+            records: bytes_of::<(u32, T::Instance)>(saved.len()),
+            slack: bytes_of::<(u32, T::Instance)>(saved.capacity() - saved.len()),
+            heap: saved
+                .iter()
+                .map(|(_, instance)| T::instance_heap_bytes(instance) as u64)
+                .sum(),
+            ..TableMemory::default()
+        })
     }
 
     fn finish(self) -> Vec<Vec<T>> {
