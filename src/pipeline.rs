@@ -42,7 +42,7 @@ use crate::error::{Error, Result};
 use crate::functions::final_pass::{FinalPass, FuncStats};
 use crate::functions::fold::FuncSummary;
 use crate::functions::instance::save_instance;
-use crate::functions::table::{self, FuncSaver, FuncTable, Owner};
+use crate::functions::table::{self, FuncSaver, FuncTable, Owner, TableMemory};
 use crate::functions::trace::{Recorder, SaveTrace};
 use crate::functions::watch::FuncWatch;
 use crate::input::arch::Arch;
@@ -543,7 +543,11 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     });
     outcome?;
     let contention = table.contention();
-    let memory = config.stats.then(|| table.memory()).unwrap_or_default();
+    let memory = if config.stats {
+        table.memory()
+    } else {
+        TableMemory::default()
+    };
     let finish = Instant::now();
     merged.groups = table.finish();
     merged.table = table_stats(&merged.groups, &batch_owner, jobs, contention);

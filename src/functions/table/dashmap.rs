@@ -1,12 +1,12 @@
 //! The sharded-lock function table ([`DashmapTable`]): entry → per-owner states in a
 //! `dashmap::DashMap`, each save done under the write lock of the entry's shard.
 //!
-//! The shard count is set from the owners, not left to dashmap's default (4 × the machine's
-//! CPUs, rounded up to a power of two): [`shard_amount`] is that rule with the owners in
-//! place of the CPUs, so a run at `-j N` gets the map it would get on an N-CPU machine
-//! whatever machine it runs on, and a save finds its shard taken with probability at most
-//! about a quarter of the fraction of time one saver holds a lock (`docs/concurrency.md`,
-//! "The contention model").
+//! The shard count is set from the savers that can run at once, not left to dashmap's default
+//! (4 × the machine's CPUs, a power of two): [`shard_amount`] is that rule applied to
+//! min(owners, CPUs), so `-j2` on a 64-CPU machine does not pay for 256 shards, and a save
+//! finds its shard taken with probability at most about a quarter of the fraction of time one
+//! saver holds a lock (`docs/concurrency.md`, "The contention model"). Measured here with 16
+//! and 64 threads on 2 CPUs, 4 × owners shards waited more often than 8, not less.
 
 use dashmap::DashMap;
 use rustc_hash::FxBuildHasher;
@@ -52,7 +52,8 @@ impl<T: Fold> FuncTable<T> for DashmapTable<T> {
         T: 't;
 
     fn new(entries: usize, owners: usize) -> Self {
-        let shards = shard_amount(owners);
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let shards = shard_amount(owners.min(cpus));
         DashmapTable {
             entries,
             shards,
@@ -125,15 +126,20 @@ impl<T: Fold> FuncSaver<T> for DashmapSaver<'_, T> {
         let Exclusive(states) = &mut *slots;
         match states.iter_mut().find(|(owner, _)| *owner == self.owner) {
             Some((_, fold)) => fold.add(instance),
-            None => states.push((self.owner, T::new(instance))),
+            None => {
+                // Grown one owner at a time (nearly every function has one owner; a `Vec`'s
+                // first growth would make room for four, 9 MiB of slack on a kernel).
+                states.reserve_exact(1);
+                states.push((self.owner, T::new(instance)));
+            }
         }
     }
 }
 
-/// The map's shard count for `owners` savers: dashmap's default rule (4 per CPU, a power of
-/// two) applied to the owners instead of the machine's CPUs; at least 4 (dashmap wants 2).
-fn shard_amount(owners: usize) -> usize {
-    (4 * owners).next_power_of_two().max(4)
+/// The map's shard count for `running` savers at once: dashmap's default rule (4 per CPU, a
+/// power of two) applied to them; at least 4 (dashmap wants 2).
+fn shard_amount(running: usize) -> usize {
+    (4 * running).next_power_of_two().max(4)
 }
 
 /// One entry's per-owner folds, owners ascending.

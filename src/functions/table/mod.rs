@@ -144,7 +144,12 @@ impl std::ops::AddAssign for TableMemory {
 impl TableMemory {
     /// Every part added up.
     pub fn total(&self) -> u64 {
-        self.shared_index + self.owner_index + self.records + self.slack + self.per_owner + self.heap
+        self.shared_index
+            + self.owner_index
+            + self.records
+            + self.slack
+            + self.per_owner
+            + self.heap
     }
 }
 
