@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The contention model's figures in docs/concurrency.md ("The contention model"):
 #   1. the model over the reference kernel's trace on 1-64 cores, recorded schedule
-#      (docs/bench/model-kernel.csv), and over a generated many-owners workload back to back
-#      (docs/bench/model-spread64.csv), with a plot (docs/bench/model.svg);
+#      (docs/bench/model-kernel.csv), over a generated many-owners workload back to back
+#      (docs/bench/model-spread64.csv), and over generated workloads with 1 to 34 owners per
+#      function at 64 cores (docs/bench/model-owners.csv), with a plot (docs/bench/model.svg);
 #   2. the check against this machine: the replay runs the kernel trace at 2 threads and the
 #      generated one at 2, 16 and 64 threads with --timeline, and the model is run over each
 #      run's timeline as recorded; counted and predicted CAS failures (shared) and shard lock
@@ -32,6 +33,21 @@ trap 'rm -rf "$tmp"' EXIT
 "$LAB" model "$TRACE" --cores 1,2,4,8,16,32,64 --window-ns 100,1000 >"$OUT/model-kernel.csv"
 "$LAB" model "$tmp/spread64.saves" --cores 1,2,4,8,16,32,64 --window-ns 100,1000 \
   --save-ns 200 --hold-ns 200 >"$OUT/model-spread64.csv"
+
+# The list length: generated workloads whose functions spread over 1 to 64 batches (owners
+# per function), at 64 cores, back to back.
+echo "spread,cores,owners_mean,owners_max,walk_mean,cas_failures_100ns,cas_failures_1us,\
+transfers_per_save_packed,transfers_per_save_padded,lock_waits_4x,lock_waits_8" \
+  >"$OUT/model-owners.csv"
+for spread in 1 2 4 8 16 32 64; do
+  "$LAB" generate --out "$tmp/sp.saves" --functions 4096 --saves 200000 --spread $spread \
+    --batch-saves 100
+  "$LAB" model "$tmp/sp.saves" --cores 64 --save-ns 200 --hold-ns 200 --window-ns 100,1000 |
+    awk -F, -v sp=$spread 'NR > 1 { k = $3 "," $4; cas[k] = $10; tps[k] = $14
+      o = $7; m = $8; w = $9; l4 = $15; l8 = $16 }
+      END { print sp ",64," o "," m "," w "," cas["100,packed"] "," cas["1000,packed"] "," \
+        tps["100,packed"] "," tps["100,padded"] "," l4 "," l8 }' >>"$OUT/model-owners.csv"
+done
 
 # 2. The check: counted (the replay's last run) against predicted (the model over that run's
 #    own timeline: the saves as they happened, each save's duration as its CAS window and lock
@@ -76,4 +92,5 @@ column -s, -t "$OUT/model-check.csv"
     '< grep \",100,packed,\" $OUT/model-kernel.csv' using 1:(\$16+0.5) with linespoints title 'dashmap waits, 8 shards (+0.5)'"
   echo "unset multiplot"
 } | gnuplot
-echo "wrote $OUT/model-kernel.csv, $OUT/model-spread64.csv, $OUT/model-check.csv, $OUT/model.svg"
+echo "wrote $OUT/model-kernel.csv, $OUT/model-spread64.csv, $OUT/model-owners.csv," \
+  "$OUT/model-check.csv, $OUT/model.svg"
