@@ -159,6 +159,20 @@ mod tests {
     contract_tests!(DashmapTable);
 
     #[test]
+    fn memory_counts_pairs_and_folds_without_list_slack() {
+        let mut table = contract::memory_plan::<DashmapTable<Vec<u64>>>();
+        let m = table.memory();
+        let pair = std::mem::size_of::<(Owner, Vec<u64>)>() as u64;
+        assert_eq!(m.records, 3 * pair);
+        assert_eq!(m.heap, contract::PLAN_FOLD_HEAP);
+        // Two entries in the map, each list grown one owner at a time: the slack is the map's
+        // unfilled buckets only, whole buckets.
+        let bucket = std::mem::size_of::<(u32, Exclusive<OwnerStates<Vec<u64>>>)>() as u64 + 1;
+        assert_eq!(m.slack % bucket, 0, "{m:?}");
+        assert!(m.shared_index >= 2 * bucket);
+    }
+
+    #[test]
     fn shards_follow_the_owners() {
         assert_eq!(shard_amount(1), 4);
         assert_eq!(shard_amount(2), 8);

@@ -453,6 +453,25 @@ mod contract {
         table.saver(0).save(3, (0, 0));
     }
 
+    /// Fills a 3-entry table for 2 owners with the plan every design's memory test counts:
+    /// owner 0 saves into entries 0, 0 and 2, owner 1 into entry 0; returns the table once
+    /// both savers are dropped. Folds of that plan hold `[u64]` capacities 4, 1 and 1
+    /// (`vec![first]`, then one push): [`PLAN_FOLD_HEAP`] bytes.
+    pub(super) fn memory_plan<F: FuncTable<Vec<u64>>>() -> F {
+        let table = F::new(3, 2);
+        {
+            let (mut a, mut b) = (table.saver(0), table.saver(1));
+            a.save(0, 1);
+            b.save(0, 2);
+            a.save(0, 3);
+            a.save(2, 4);
+        }
+        table
+    }
+
+    /// The folds' heap bytes of [`memory_plan`].
+    pub(super) const PLAN_FOLD_HEAP: u64 = (4 + 1 + 1) * 8;
+
     #[test]
     fn designs_agree_under_threads() {
         for seed in 100..120 {

@@ -122,6 +122,20 @@ mod tests {
     contract_tests!(PrivateTable);
 
     #[test]
+    fn memory_counts_the_indexes_and_folds() {
+        let mut table = contract::memory_plan::<PrivateTable<Vec<u64>>>();
+        let m = table.memory();
+        assert_eq!(
+            m.owner_index,
+            2 * 3 * 4,
+            "two owners' dense slots, 3 entries"
+        );
+        assert_eq!(m.records, 3 * std::mem::size_of::<(u32, Vec<u64>)>() as u64);
+        assert_eq!(m.heap, contract::PLAN_FOLD_HEAP);
+        assert_eq!(m.shared_index, 0);
+    }
+
+    #[test]
     fn folds_reach_the_table_when_the_saver_drops() {
         let table = PrivateTable::<Vec<&str>>::new(2, 2);
         let mut late = table.saver(1);

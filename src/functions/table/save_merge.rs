@@ -102,6 +102,20 @@ mod tests {
     contract_tests!(SaveMergeTable);
 
     #[test]
+    fn memory_counts_the_unfolded_saves() {
+        let mut table = contract::memory_plan::<SaveMergeTable<Vec<u64>>>();
+        let m = table.memory();
+        let save = std::mem::size_of::<(u32, u64)>() as u64;
+        assert_eq!(m.records, 4 * save);
+        assert_eq!(
+            m.slack,
+            (1 + 3) * save,
+            "lists of 3 and 1 saves, capacity 4 each"
+        );
+        assert_eq!((m.heap, m.shared_index, m.owner_index), (0, 0, 0));
+    }
+
+    #[test]
     fn saves_reach_the_table_when_the_saver_drops() {
         let table = SaveMergeTable::<Vec<&str>>::new(2, 2);
         let mut late = table.saver(1);

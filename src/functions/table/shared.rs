@@ -414,6 +414,23 @@ mod tests {
     }
 
     #[test]
+    fn memory_counts_heads_nodes_slack_and_folds() {
+        let mut table = contract::memory_plan::<SharedTable<Vec<u64>>>();
+        let m = table.memory();
+        let node = std::mem::size_of::<Node<Vec<u64>>>() as u64;
+        assert_eq!(m.shared_index, 3 * 8);
+        assert_eq!(m.records, 3 * node, "owner 0: 2 nodes, owner 1: 1");
+        assert_eq!(m.slack, (6 + 7) * node, "two first chunks of 8 slots");
+        assert_eq!(m.heap, contract::PLAN_FOLD_HEAP);
+        assert_eq!(m.owner_index, 0);
+        assert!(m.per_owner > 0);
+        assert_eq!(
+            m.total(),
+            m.shared_index + m.records + m.slack + m.heap + m.per_owner
+        );
+    }
+
+    #[test]
     fn arena_chunks_grow_and_slots_stay_put() {
         let table = SharedTable::<Vec<u32>>::new(3000, 1);
         {
