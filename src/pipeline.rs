@@ -42,7 +42,7 @@ use crate::error::{Error, Result};
 use crate::functions::final_pass::{FinalPass, FuncStats};
 use crate::functions::fold::FuncSummary;
 use crate::functions::instance::save_instance;
-use crate::functions::table::{self, FuncSaver, FuncTable, Owner};
+use crate::functions::table::{self, FuncSaver, FuncTable, Owner, TableMemory};
 use crate::functions::trace::{Recorder, SaveTrace};
 use crate::functions::watch::FuncWatch;
 use crate::input::arch::Arch;
@@ -442,7 +442,7 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
         .map(|s| s..(s + BATCH_CUS).min(n_cus))
         .collect();
     let jobs = config.jobs.clamp(1, batches.len().max(1));
-    let table = T::new(ctx.funcs.len(), jobs);
+    let mut table = T::new(ctx.funcs.len(), jobs);
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     // More threads than CPUs would only interleave more batches' working sets (and keep more
@@ -544,9 +544,15 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     outcome?;
     drop(savers);
     let contention = table.contention();
+    let memory = if config.stats {
+        table.memory()
+    } else {
+        TableMemory::default()
+    };
     let finish = Instant::now();
     merged.groups = table.finish();
     merged.table = table_stats(&merged.groups, jobs, contention);
+    merged.table.memory = memory;
     merged.table.finish = finish.elapsed().as_secs_f64();
     merged.saves = recorder.map(Recorder::into_trace);
     Ok(merged)

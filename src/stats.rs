@@ -6,7 +6,7 @@
 use std::ops::AddAssign;
 use std::time::{Duration, Instant};
 
-use crate::functions::table::Contended;
+use crate::functions::table::{Contended, TableMemory};
 
 /// The CPU time of the whole process (every thread), or of the calling thread.
 fn cpu_clock(clock: libc::clockid_t) -> Duration {
@@ -199,6 +199,8 @@ pub struct TableStats {
     pub held_bytes: u64,
     /// Seconds in `finish` (save-merge groups and folds there).
     pub finish: f64,
+    /// What the table held before `finish`, counted by the table.
+    pub memory: TableMemory,
 }
 
 /// The `--stats` report: per-phase wall and CPU time with memory, the workers' CPU split, the
@@ -266,6 +268,19 @@ pub fn report(
         table.contention.lock_waits,
         table.held,
         table.finish
+    );
+    let m = &table.memory;
+    let mib = |bytes: u64| bytes as f64 / (1 << 20) as f64;
+    out += &format!(
+        "function table memory ({design}): {:.2} MiB: shared index {:.2}, per-owner indexes \
+         {:.2}, records {:.2}, slack {:.2}, per-owner bookkeeping {:.2}, fold heap {:.2}\n",
+        mib(m.total()),
+        mib(m.shared_index),
+        mib(m.owner_index),
+        mib(m.records),
+        mib(m.slack),
+        mib(m.per_owner),
+        mib(m.heap)
     );
     out += &format!("owners per function: {}\n", histogram(&table.lengths));
     out += &format!("instances per function: {}\n", histogram(&table.instances));

@@ -5,6 +5,7 @@
 //! A separate binary, so that its dependencies and flags stay out of `dwarf2btf`'s.
 
 mod inspect;
+mod model;
 mod replay;
 mod rng;
 mod summary;
@@ -61,6 +62,10 @@ enum Command {
         /// wall time).
         #[arg(long)]
         no_latency: bool,
+        /// Also write each combination's last run as a trace, `PREFIX-design-fold-threads.saves`
+        /// (start, duration, entry and thread of every save), for `model --as-recorded`.
+        #[arg(long, value_name = "PREFIX")]
+        timeline: Option<PathBuf>,
     },
     /// Print the median of each column of a replay CSV per (fold, threads, design), with its
     /// bootstrap 95 % confidence interval, as a Markdown table.
@@ -88,6 +93,31 @@ enum Command {
     },
     /// Write a parametric workload as a trace `replay` reads.
     Generate(workload::Params),
+    /// The contention model: the trace laid out on N cores, its expected CAS conflicts,
+    /// cache-line transfers and shard lock waits, one CSV row per (cores, window, layout) on
+    /// standard output (`docs/concurrency.md`, "The contention model").
+    Model {
+        /// The trace.
+        trace: PathBuf,
+        /// Core counts (at most 64).
+        #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64")]
+        cores: Vec<usize>,
+        /// CAS vulnerability windows (head load to compare-and-swap), ns.
+        #[arg(long, value_delimiter = ',', default_value = "100,1000")]
+        window_ns: Vec<u64>,
+        /// Lay the saves out back to back, one every this many ns, batches dealt in turn (the
+        /// replay's schedule); without it, the recorded run's schedule.
+        #[arg(long)]
+        save_ns: Option<u64>,
+        /// How long a dashmap save holds its shard's lock, ns.
+        #[arg(long, default_value_t = 300)]
+        hold_ns: u64,
+        /// Take the trace's own times, workers and durations as they are (a replay's
+        /// `--timeline`): one core per worker, each save's duration as its lock hold and CAS
+        /// window; `--cores`, `--save-ns`, `--hold-ns` and `--window-ns` are ignored.
+        #[arg(long)]
+        as_recorded: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -112,6 +142,7 @@ fn run(command: Command) -> Result<(), String> {
             runs,
             work_ns,
             no_latency,
+            timeline,
         } => {
             let trace = SaveTrace::read(&read(&trace)?)?;
             let settings = Settings {
@@ -121,6 +152,7 @@ fn run(command: Command) -> Result<(), String> {
                 runs,
                 work_ns,
                 latency: !no_latency,
+                timeline,
             };
             let file =
                 std::fs::File::create(&csv).map_err(|e| format!("{}: {e}", csv.display()))?;
@@ -147,6 +179,24 @@ fn run(command: Command) -> Result<(), String> {
             print!("{}", inspect::inspect(&trace));
             print!("{}", inspect::owners(&trace, &threads));
             Ok(())
+        }
+        Command::Model {
+            trace,
+            cores,
+            window_ns,
+            save_ns,
+            hold_ns,
+            as_recorded,
+        } => {
+            let trace = SaveTrace::read(&read(&trace)?)?;
+            let settings = model::ModelSettings {
+                cores,
+                windows: window_ns,
+                save_ns,
+                hold_ns,
+                as_recorded,
+            };
+            model::model_all(&trace, &settings, std::io::stdout().lock()).map_err(|e| e.to_string())
         }
         Command::Generate(params) => {
             let out = params.out.clone();

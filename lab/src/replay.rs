@@ -13,7 +13,7 @@ use dwarf2btf::functions::fold::FuncSummary;
 use dwarf2btf::functions::instance::{FuncInstance, InstanceHead};
 use dwarf2btf::functions::table::{
     dashmap::DashmapTable, private::PrivateTable, save_merge::SaveMergeTable, shared::SharedTable,
-    Contended, Fold, FuncSaver, FuncTable,
+    Contended, Fold, FuncSaver, FuncTable, TableMemory,
 };
 use dwarf2btf::functions::trace::{SaveRecord, SaveTrace};
 use hdrhistogram::Histogram;
@@ -115,6 +115,9 @@ pub struct Settings {
     pub runs: usize,
     pub work_ns: u64,
     pub latency: bool,
+    /// Write each combination's last run's saves as a trace to `PREFIX-design-fold-threads.saves`
+    /// (when, on which thread, how long: what `dwarf2btf-lab model --as-recorded` reads).
+    pub timeline: Option<std::path::PathBuf>,
 }
 
 /// One timed run.
@@ -128,30 +131,48 @@ struct Run {
     contended: Contended,
     /// Per-owner folds `finish` returned.
     folds: usize,
+    /// What the table held before `finish` (counted in warm-up runs only, outside the clock).
+    memory: Option<TableMemory>,
+    /// Every save (start, duration, entry, thread), when asked for.
+    timeline: Vec<SaveRecord>,
 }
 
 /// The CSV's header; [`replay_all`] writes one row per timed run.
 pub const CSV_HEADER: &str = "design,fold,threads,run,saves,work_ns,wall_ns,finish_ns,\
-                              p50_ns,p99_ns,max_ns,cas_failures,lock_waits,folds";
+                              p50_ns,p99_ns,max_ns,cas_failures,lock_waits,folds,\
+                              mem_bytes,mem_shared_index,mem_owner_index,mem_records,\
+                              mem_slack,mem_per_owner,mem_heap";
 
 /// Every (threads, fold, design) combination, `settings.runs` times, interleaved (run index
 /// outermost, so drift over time spreads over every design alike), each after one untimed
-/// warm-up run of its own; one CSV row per timed run to `out`.
+/// warm-up run of its own, which also counts the table's memory (the same in every run of a
+/// combination: it follows from the saves each thread makes); one CSV row per timed run to
+/// `out`.
 pub fn replay_all(trace: &SaveTrace, settings: &Settings, mut out: impl Write) -> io::Result<()> {
     writeln!(out, "{CSV_HEADER}")?;
     let saves = trace.records.len();
+    let mut memory: std::collections::HashMap<(usize, &str, &str), TableMemory> =
+        std::collections::HashMap::new();
     for run in 0..=settings.runs {
         for &threads in &settings.threads {
             let plan = deal(trace, threads);
             for &fold in &settings.folds {
                 for &design in &settings.designs {
+                    let warm_up = run == 0;
                     let r = match fold {
-                        FoldKind::Summary => timed::<FuncSummary>(design, trace, &plan, settings),
-                        FoldKind::Trivial => timed::<Count>(design, trace, &plan, settings),
+                        FoldKind::Summary => {
+                            timed::<FuncSummary>(design, trace, &plan, settings, warm_up)
+                        }
+                        FoldKind::Trivial => {
+                            timed::<Count>(design, trace, &plan, settings, warm_up)
+                        }
                     };
-                    if run == 0 {
+                    let key = (threads, fold.name(), design.name());
+                    if let Some(m) = r.memory {
+                        memory.insert(key, m);
                         continue;
                     }
+                    let m = memory.get(&key).copied().unwrap_or_default();
                     let q = |p: f64| {
                         if r.latency.is_empty() {
                             String::new()
@@ -161,7 +182,7 @@ pub fn replay_all(trace: &SaveTrace, settings: &Settings, mut out: impl Write) -
                     };
                     writeln!(
                         out,
-                        "{},{},{threads},{run},{saves},{},{},{},{},{},{},{},{},{}",
+                        "{},{},{threads},{run},{saves},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                         design.name(),
                         fold.name(),
                         settings.work_ns,
@@ -172,8 +193,18 @@ pub fn replay_all(trace: &SaveTrace, settings: &Settings, mut out: impl Write) -
                         q(1.0),
                         r.contended.cas_failures,
                         r.contended.lock_waits,
-                        r.folds
+                        r.folds,
+                        m.total(),
+                        m.shared_index,
+                        m.owner_index,
+                        m.records,
+                        m.slack,
+                        m.per_owner,
+                        m.heap
                     )?;
+                    if let (Some(prefix), true) = (&settings.timeline, run == settings.runs) {
+                        write_timeline(prefix, &r, trace.entries, threads, key)?;
+                    }
                 }
             }
             eprintln!("run {run}/{}: {threads} threads done", settings.runs);
@@ -182,12 +213,32 @@ pub fn replay_all(trace: &SaveTrace, settings: &Settings, mut out: impl Write) -
     out.flush()
 }
 
+/// Writes `run`'s saves as a trace to `PREFIX-design-fold-threads.saves`.
+fn write_timeline(
+    prefix: &std::path::Path,
+    run: &Run,
+    entries: u32,
+    threads: usize,
+    (_, fold, design): (usize, &str, &str),
+) -> io::Result<()> {
+    let mut records = run.timeline.clone();
+    records.sort_unstable_by_key(|r| (r.start_ns, r.worker));
+    let trace = SaveTrace {
+        entries,
+        workers: threads as u32,
+        records,
+    };
+    let path = format!("{}-{design}-{fold}-{threads}.saves", prefix.display());
+    trace.write_to(io::BufWriter::new(std::fs::File::create(path)?))
+}
+
 /// One run of `design` with fold `F` on `plan` (per thread, the indexes of its records).
 fn timed<F: Replayable>(
     design: Design,
     trace: &SaveTrace,
     plan: &[Vec<u32>],
     settings: &Settings,
+    memory: bool,
 ) -> Run {
     let entries = trace.entries as usize;
     let saves: Vec<Vec<(u32, F::Instance)>> = plan
@@ -203,10 +254,24 @@ fn timed<F: Replayable>(
         })
         .collect();
     match design {
-        Design::Shared => run::<SharedTable<F>, F>(entries, saves, settings),
-        Design::Dashmap => run::<DashmapTable<F>, F>(entries, saves, settings),
-        Design::SaveMerge => run::<SaveMergeTable<F>, F>(entries, saves, settings),
-        Design::Private => run::<PrivateTable<F>, F>(entries, saves, settings),
+        Design::Shared => run::<SharedTable<F>, F>(entries, saves, settings, memory),
+        Design::Dashmap => run::<DashmapTable<F>, F>(entries, saves, settings, memory),
+        Design::SaveMerge => run::<SaveMergeTable<F>, F>(entries, saves, settings, memory),
+        Design::Private => run::<PrivateTable<F>, F>(entries, saves, settings, memory),
+    }
+}
+
+/// The record of a save by thread `owner` into `entry` that started at `t` and took `ns`.
+fn timeline_record(epoch: Instant, t: Instant, ns: u64, entry: u32, owner: u32) -> SaveRecord {
+    SaveRecord {
+        start_ns: t.duration_since(epoch).as_nanos() as u64,
+        duration_ns: ns.min(u64::from(u32::MAX)) as u32,
+        entry,
+        order: (0, 0),
+        batch: 0,
+        worker: owner as u16,
+        flags: 0,
+        params: 0,
     }
 }
 
@@ -224,16 +289,21 @@ fn work(ns: u64) {
 }
 
 /// Threads spawned, savers taken and saves built, then a barrier; timed from the barrier to
-/// the end of `finish` (joins included). The folds are dropped after the clock stops.
+/// the end of `finish` (joins included). The folds are dropped after the clock stops. With
+/// `memory`, the table's memory is counted between the joins and `finish`, and that time is
+/// left out of the wall time.
 fn run<T: FuncTable<F>, F: Fold>(
     entries: usize,
     saves: Vec<Vec<(u32, F::Instance)>>,
     settings: &Settings,
+    memory: bool,
 ) -> Run {
-    let table = T::new(entries, saves.len());
+    let mut table = T::new(entries, saves.len());
     let barrier = Barrier::new(saves.len() + 1);
     let (latency, work_ns) = (settings.latency, settings.work_ns);
-    let (start, histograms) = std::thread::scope(|s| {
+    let timeline = latency && settings.timeline.is_some();
+    let epoch = Instant::now();
+    let (start, threads) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..)
             .zip(saves)
             .map(|(owner, saves)| {
@@ -241,6 +311,7 @@ fn run<T: FuncTable<F>, F: Fold>(
                 let barrier = &barrier;
                 s.spawn(move || {
                     let mut h = histogram();
+                    let mut records = Vec::with_capacity(if timeline { saves.len() } else { 0 });
                     barrier.wait();
                     for (entry, instance) in saves {
                         if work_ns > 0 {
@@ -249,38 +320,49 @@ fn run<T: FuncTable<F>, F: Fold>(
                         if latency {
                             let t = Instant::now();
                             saver.save(entry, instance);
-                            h.saturating_record(t.elapsed().as_nanos() as u64);
+                            let ns = t.elapsed().as_nanos() as u64;
+                            h.saturating_record(ns);
+                            if timeline {
+                                records.push(timeline_record(epoch, t, ns, entry, owner));
+                            }
                         } else {
                             saver.save(entry, instance);
                         }
                     }
                     // Inside the timed region: save-merge and private hand their lists over here.
                     drop(saver);
-                    h
+                    (h, records)
                 })
             })
             .collect();
         barrier.wait();
         let start = Instant::now();
-        let histograms: Vec<Histogram<u64>> = handles
+        let threads: Vec<(Histogram<u64>, Vec<SaveRecord>)> = handles
             .into_iter()
             .map(|h| h.join().expect("a replay thread panicked"))
             .collect();
-        (start, histograms)
+        (start, threads)
     });
+    let joined = Instant::now();
+    let memory = memory.then(|| table.memory());
     let contended = table.contention();
     let finish_start = Instant::now();
     let folds = black_box(table.finish());
     let end = Instant::now();
     let mut all = histogram();
-    for h in &histograms {
-        all.add(h).expect("same bounds");
+    let mut timeline = Vec::new();
+    for (h, records) in threads {
+        all.add(&h).expect("same bounds");
+        timeline.extend(records);
     }
     Run {
-        wall_ns: end.duration_since(start).as_nanos() as u64,
+        wall_ns: (joined.duration_since(start) + end.duration_since(finish_start)).as_nanos()
+            as u64,
         finish_ns: end.duration_since(finish_start).as_nanos() as u64,
         latency: all,
         contended,
         folds: folds.iter().map(Vec::len).sum(),
+        memory,
+        timeline,
     }
 }

@@ -1,5 +1,5 @@
 //! The summary of a replay CSV: per (fold, threads, design), the median of the wall time, of
-//! `finish`'s time and of the per-save p99 latency, each with a percentile-bootstrap 95 %
+//! `finish`'s time and of the per-save p50 and p99 latencies, each with a percentile-bootstrap 95 %
 //! confidence interval (resampling the runs with replacement, seeded: the same CSV and seed
 //! give the same table), as Markdown.
 
@@ -74,21 +74,22 @@ pub fn summarize(csv: &str, resamples: usize, seed: u64) -> Result<Summary, Stri
             .position(|&h| h == name)
             .ok_or(format!("no column {name}"))
     };
-    let [design, fold, threads, wall, finish, p99, cas, waits] = [
+    let [design, fold, threads, wall, finish, p50, p99, cas, waits] = [
         "design",
         "fold",
         "threads",
         "wall_ns",
         "finish_ns",
+        "p50_ns",
         "p99_ns",
         "cas_failures",
         "lock_waits",
     ]
     .map(column);
     let (design, fold, threads) = (design?, fold?, threads?);
-    let [wall, finish, p99, cas, waits] = [wall?, finish?, p99?, cas?, waits?];
+    let [wall, finish, p50, p99, cas, waits] = [wall?, finish?, p50?, p99?, cas?, waits?];
     // (fold, threads, design) → the columns' values over the runs.
-    let mut groups: BTreeMap<(String, usize, String), [Vec<f64>; 5]> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, usize, String), [Vec<f64>; 6]> = BTreeMap::new();
     for line in lines.filter(|l| !l.is_empty()) {
         let cells: Vec<&str> = line.split(',').collect();
         let n: usize = cells[threads]
@@ -96,28 +97,30 @@ pub fn summarize(csv: &str, resamples: usize, seed: u64) -> Result<Summary, Stri
             .map_err(|_| format!("bad row {line}"))?;
         let key = (cells[fold].to_string(), n, cells[design].to_string());
         let group = groups.entry(key).or_default();
-        for (values, at) in group.iter_mut().zip([wall, finish, p99, cas, waits]) {
+        for (values, at) in group.iter_mut().zip([wall, finish, p50, p99, cas, waits]) {
             if let Ok(v) = cells[at].parse::<f64>() {
                 values.push(v);
             }
         }
     }
+    let memory = memory_table(&header, csv)?;
     let mut rng = Rng::new(seed);
     let mut out = format!(
         "Medians over the runs with bootstrap 95 % confidence intervals ({resamples} \
          resamples, seed {seed}).\n\n\
-         | fold | threads | design | runs | wall ms | finish ms | p99 save ns | failed CAS | \
-         shard lock waits |\n|---|---:|---|---:|---|---|---|---:|---:|\n"
+         | fold | threads | design | runs | wall ms | finish ms | p50 save ns | p99 save ns | \
+         failed CAS | shard lock waits |\n|---|---:|---|---:|---|---|---|---|---:|---:|\n"
     );
     let mut plot_data = String::from("# fold threads design wall_ms lo hi finish_ms lo hi\n");
-    for ((fold, threads, design), [wall, finish, p99, cas, waits]) in &groups {
-        let [wall_e, finish_e, p99_e] =
-            [wall, finish, p99].map(|values| estimate(values, resamples, &mut rng));
+    for ((fold, threads, design), [wall, finish, p50, p99, cas, waits]) in &groups {
+        let [wall_e, finish_e, p50_e, p99_e] =
+            [wall, finish, p50, p99].map(|values| estimate(values, resamples, &mut rng));
         out += &format!(
-            "| {fold} | {threads} | {design} | {} | {} | {} | {} | {} | {} |\n",
+            "| {fold} | {threads} | {design} | {} | {} | {} | {} | {} | {} | {} |\n",
             wall.len(),
             cell(wall_e, 1e6, 2),
             cell(finish_e, 1e6, 2),
+            cell(p50_e, 1.0, 0),
             cell(p99_e, 1.0, 0),
             median(&mut cas.clone()),
             median(&mut waits.clone()),
@@ -135,14 +138,75 @@ pub fn summarize(csv: &str, resamples: usize, seed: u64) -> Result<Summary, Stri
         }
     }
     Ok(Summary {
-        markdown: out,
+        markdown: out + &memory,
         plot_data,
     })
+}
+
+/// The memory columns (`mem_*`, counted by the tables in the warm-up runs), in KiB per
+/// (fold, threads, design), as a Markdown table; empty for a CSV without them.
+fn memory_table(header: &[&str], csv: &str) -> Result<String, String> {
+    const PARTS: [&str; 7] = [
+        "mem_bytes",
+        "mem_shared_index",
+        "mem_owner_index",
+        "mem_records",
+        "mem_slack",
+        "mem_per_owner",
+        "mem_heap",
+    ];
+    let at = |name: &str| header.iter().position(|&h| h == name);
+    let Some(columns) = PARTS.iter().map(|p| at(p)).collect::<Option<Vec<usize>>>() else {
+        return Ok(String::new());
+    };
+    let [design, fold, threads] = ["design", "fold", "threads"].map(|c| at(c).unwrap_or(0));
+    let mut rows: BTreeMap<(String, usize, String), Vec<String>> = BTreeMap::new();
+    for line in csv.lines().skip(1).filter(|l| !l.is_empty()) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let n: usize = cells[threads]
+            .parse()
+            .map_err(|_| format!("bad row {line}"))?;
+        let key = (cells[fold].to_string(), n, cells[design].to_string());
+        rows.entry(key).or_insert_with(|| {
+            columns
+                .iter()
+                .map(|&c| {
+                    let bytes: f64 = cells[c].parse().unwrap_or(0.0);
+                    format!("{:.1}", bytes / 1024.0)
+                })
+                .collect()
+        });
+    }
+    let mut out = String::from(
+        "\nMemory the tables counted before `finish`, KiB (the same in every run of a cell).\n\n\
+         | fold | threads | design | total | shared index | per-owner indexes | records | \
+         slack | per-owner bookkeeping | fold heap |\n\
+         |---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for ((fold, threads, design), kib) in rows {
+        out += &format!("| {fold} | {threads} | {design} | {} |\n", kib.join(" | "));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_table_takes_each_cells_first_row() {
+        let csv = "design,fold,threads,mem_bytes,mem_shared_index,mem_owner_index,mem_records,\
+                   mem_slack,mem_per_owner,mem_heap\n\
+                   shared,trivial,2,10240,2048,0,4096,1024,1024,2048\n\
+                   shared,trivial,2,0,0,0,0,0,0,0\n";
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let table = memory_table(&header, csv).unwrap();
+        assert!(
+            table
+                .ends_with("| trivial | 2 | shared | 10.0 | 2.0 | 0.0 | 4.0 | 1.0 | 1.0 | 2.0 |\n"),
+            "{table}"
+        );
+    }
 
     #[test]
     fn median_of_odd_and_even_counts() {
@@ -170,8 +234,12 @@ mod tests {
         let summary = summarize(csv, 100, 1).unwrap();
         let table = summary.markdown;
         assert!(
+            !table.contains("Memory"),
+            "no memory columns, no memory table"
+        );
+        assert!(
             table.contains(
-                "| trivial | 2 | shared | 2 | 2.00 [1.00, 3.00] | 0.50 [0.50, 0.50] | – | 2 | 0 |"
+                "| trivial | 2 | shared | 2 | 2.00 [1.00, 3.00] | 0.50 [0.50, 0.50] | – | – | 2 | 0 |"
             ),
             "{table}"
         );

@@ -257,6 +257,14 @@ impl Fold for FuncSummary {
         let this = std::mem::replace(self, FuncSummary::placeholder());
         *self = this.merge(FuncSummary::of(instance));
     }
+
+    fn heap_bytes(&self) -> usize {
+        FuncSummary::heap_bytes(self)
+    }
+
+    fn instance_heap_bytes(instance: &FuncInstance) -> usize {
+        instance.heap_bytes()
+    }
 }
 
 impl FuncSummary {

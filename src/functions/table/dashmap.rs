@@ -1,15 +1,24 @@
 //! The sharded-lock function table ([`DashmapTable`]): entry → per-owner states in a
 //! `dashmap::DashMap`, each save done under the write lock of the entry's shard.
+//!
+//! The shard count is set from the savers that can run at once, not left to dashmap's default
+//! (4 × the machine's CPUs, a power of two): [`shard_amount`] is that rule applied to
+//! min(owners, CPUs), so `-j2` on a 64-CPU machine does not pay for 256 shards, and a save
+//! finds its shard taken with probability at most about a quarter of the fraction of time one
+//! saver holds a lock (`docs/concurrency.md`, "The contention model"). Measured here with 16
+//! and 64 threads on 2 CPUs, 4 × owners shards waited more often than 8, not less.
 
 use dashmap::DashMap;
 use rustc_hash::FxBuildHasher;
 
-use super::{check_entry, empty_entries, Contended, Contention, LocalContention, OwnerClaims};
-use super::{Fold, FuncSaver, FuncTable, Owner};
+use super::{bytes_of, check_entry, empty_entries, Contended, Contention, LocalContention};
+use super::{Fold, FuncSaver, FuncTable, Owner, OwnerClaims, TableMemory};
 
 /// Entry → `(owner, that owner's fold)` slots, behind `dashmap`'s sharded locks.
 pub struct DashmapTable<T> {
     entries: usize,
+    /// The map's shards ([`shard_amount`]).
+    shards: usize,
     map: DashMap<u32, Exclusive<OwnerStates<T>>, FxBuildHasher>,
     claims: OwnerClaims,
     /// Saves that found their shard locked.
@@ -43,9 +52,12 @@ impl<T: Fold> FuncTable<T> for DashmapTable<T> {
         T: 't;
 
     fn new(entries: usize, owners: usize) -> Self {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let shards = shard_amount(owners.min(cpus));
         DashmapTable {
             entries,
-            map: DashMap::with_capacity_and_hasher(entries, FxBuildHasher),
+            shards,
+            map: DashMap::with_capacity_and_hasher_and_shard_amount(entries, FxBuildHasher, shards),
             claims: OwnerClaims::new(owners),
             lock_waits: Contention::default(),
         }
@@ -65,6 +77,30 @@ impl<T: Fold> FuncTable<T> for DashmapTable<T> {
             cas_failures: 0,
             lock_waits: self.lock_waits.total(),
         }
+    }
+
+    fn memory(&mut self) -> TableMemory {
+        // A bucket holds the key and the entry's list header, plus hashbrown's control byte;
+        // a shard is dashmap's lock and table header, cache-padded (estimated by the size of
+        // five words padded the same way).
+        let bucket = std::mem::size_of::<(u32, Exclusive<OwnerStates<T>>)>() as u64 + 1;
+        let shard = std::mem::size_of::<crossbeam_utils::CachePadded<[usize; 5]>>() as u64;
+        let (len, capacity) = (self.map.len() as u64, self.map.capacity() as u64);
+        let mut memory = TableMemory {
+            shared_index: len * bucket + self.shards as u64 * shard,
+            slack: capacity.saturating_sub(len) * bucket,
+            ..TableMemory::default()
+        };
+        for mut slot in self.map.iter_mut() {
+            let Exclusive(states) = slot.value_mut();
+            memory.records += bytes_of::<(Owner, T)>(states.len());
+            memory.slack += bytes_of::<(Owner, T)>(states.capacity() - states.len());
+            memory.heap += states
+                .iter()
+                .map(|(_, fold)| fold.heap_bytes() as u64)
+                .sum::<u64>();
+        }
+        memory
     }
 
     fn finish(self) -> Vec<Vec<T>> {
@@ -90,9 +126,20 @@ impl<T: Fold> FuncSaver<T> for DashmapSaver<'_, T> {
         let Exclusive(states) = &mut *slots;
         match states.iter_mut().find(|(owner, _)| *owner == self.owner) {
             Some((_, fold)) => fold.add(instance),
-            None => states.push((self.owner, T::new(instance))),
+            None => {
+                // Grown one owner at a time (nearly every function has one owner; a `Vec`'s
+                // first growth would make room for four, 9 MiB of slack on a kernel).
+                states.reserve_exact(1);
+                states.push((self.owner, T::new(instance)));
+            }
         }
     }
+}
+
+/// The map's shard count for `running` savers at once: dashmap's default rule (4 per CPU, a
+/// power of two) applied to them; at least 4 (dashmap wants 2).
+fn shard_amount(running: usize) -> usize {
+    (4 * running).next_power_of_two().max(4)
 }
 
 /// One entry's per-owner folds, owners ascending.
@@ -110,6 +157,28 @@ mod tests {
     use super::*;
 
     contract_tests!(DashmapTable);
+
+    #[test]
+    fn memory_counts_pairs_and_folds_without_list_slack() {
+        let mut table = contract::memory_plan::<DashmapTable<Vec<u64>>>();
+        let m = table.memory();
+        let pair = std::mem::size_of::<(Owner, Vec<u64>)>() as u64;
+        assert_eq!(m.records, 3 * pair);
+        assert_eq!(m.heap, contract::PLAN_FOLD_HEAP);
+        // Two entries in the map, each list grown one owner at a time: the slack is the map's
+        // unfilled buckets only, whole buckets.
+        let bucket = std::mem::size_of::<(u32, Exclusive<OwnerStates<Vec<u64>>>)>() as u64 + 1;
+        assert_eq!(m.slack % bucket, 0, "{m:?}");
+        assert!(m.shared_index >= 2 * bucket);
+    }
+
+    #[test]
+    fn shards_follow_the_owners() {
+        assert_eq!(shard_amount(1), 4);
+        assert_eq!(shard_amount(2), 8);
+        assert_eq!(shard_amount(3), 16);
+        assert_eq!(shard_amount(64), 256);
+    }
 
     #[test]
     fn by_owner_orders_owners() {

@@ -37,6 +37,15 @@ pub trait Fold: Send + Sized {
     fn new(first: Self::Instance) -> Self;
     /// Folds in the next instance.
     fn add(&mut self, instance: Self::Instance);
+    /// The heap bytes this fold owns (what it points to, not its own size), for
+    /// [`FuncTable::memory`]. A fold that owns no heap memory keeps the default.
+    fn heap_bytes(&self) -> usize {
+        0
+    }
+    /// The heap bytes an unfolded instance owns (save-merge keeps instances, not folds).
+    fn instance_heap_bytes(_instance: &Self::Instance) -> usize {
+        0
+    }
 }
 
 /// Keeps every instance, in save order: the fold of the contract tests, the loom models and
@@ -48,6 +57,9 @@ impl<T: Send> Fold for Vec<T> {
     }
     fn add(&mut self, instance: T) {
         self.push(instance);
+    }
+    fn heap_bytes(&self) -> usize {
+        self.capacity() * std::mem::size_of::<T>()
     }
 }
 
@@ -76,6 +88,10 @@ pub trait FuncTable<S: Fold>: Sync + Sized {
         Contended::default()
     }
 
+    /// What the table holds, counted from its own structures, once every saver is gone and
+    /// before [`FuncTable::finish`] (`&mut self`: no saver can be alive).
+    fn memory(&mut self) -> TableMemory;
+
     /// After every worker has joined: for each entry (index = entry), one fold per owner that
     /// saved into it, owners ascending, each folding that owner's instances in save order.
     fn finish(self) -> Vec<Vec<S>>;
@@ -88,6 +104,58 @@ pub struct Contended {
     pub cas_failures: u64,
     /// Saves whose `try_entry` found the entry's shard locked and then waited (dashmap).
     pub lock_waits: u64,
+}
+
+/// What a function table holds once every saver is gone, in bytes, counted from the table's
+/// own structures (`docs/concurrency.md`, "Memory per design"): no allocator headers, rounding
+/// or freed memory an allocator keeps; dashmap's map is estimated from its capacity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TableMemory {
+    /// The index every worker uses: the shared table's list heads; dashmap's buckets and
+    /// shards.
+    pub shared_index: u64,
+    /// The per-owner indexes, summed over the owners (the private control's dense slots:
+    /// each lives until its owner's saver is dropped, and the workers' savers live together).
+    pub owner_index: u64,
+    /// The records in use: the shared table's nodes (link and fold), dashmap's `(owner,
+    /// fold)` pairs, private's `(entry, fold)` pairs, save-merge's `(entry, instance)` pairs.
+    pub records: u64,
+    /// Room allocated for records and not used: arena slots not handed out, list capacity
+    /// beyond length, map buckets not filled.
+    pub slack: u64,
+    /// Per-owner bookkeeping: arena chunk lists, the per-worker lists' and per-entry lists'
+    /// headers, the hand-over slots.
+    pub per_owner: u64,
+    /// What the folds (save-merge: the unfolded instances) point to on the heap.
+    pub heap: u64,
+}
+
+impl std::ops::AddAssign for TableMemory {
+    fn add_assign(&mut self, other: TableMemory) {
+        self.shared_index += other.shared_index;
+        self.owner_index += other.owner_index;
+        self.records += other.records;
+        self.slack += other.slack;
+        self.per_owner += other.per_owner;
+        self.heap += other.heap;
+    }
+}
+
+impl TableMemory {
+    /// Every part added up.
+    pub fn total(&self) -> u64 {
+        self.shared_index
+            + self.owner_index
+            + self.records
+            + self.slack
+            + self.per_owner
+            + self.heap
+    }
+}
+
+/// `n` values of `T`, in bytes.
+fn bytes_of<T>(n: usize) -> u64 {
+    (n * std::mem::size_of::<T>()) as u64
 }
 
 /// Enforces "one saver per owner": the shared table's soundness depends on it, and the other
@@ -168,6 +236,18 @@ impl<V: Default> HandedIn<V> {
     /// Fills `owner`'s slot with `value`, leaving `value` empty.
     fn hand_in(&self, owner: Owner, value: &mut V) {
         *self.0[owner as usize].lock() = std::mem::take(value);
+    }
+
+    /// The slots' own bytes (`per_owner`) and, per slot, `f` of its value, added up.
+    fn memory(&mut self, mut f: impl FnMut(&V) -> TableMemory) -> TableMemory {
+        let mut sum = TableMemory {
+            per_owner: bytes_of::<parking_lot::Mutex<V>>(self.0.len()),
+            ..TableMemory::default()
+        };
+        for slot in self.0.iter_mut() {
+            sum += f(slot.get_mut());
+        }
+        sum
     }
 
     /// The slots, owners ascending.
@@ -372,6 +452,25 @@ mod contract {
         let table = F::new(3, 1);
         table.saver(0).save(3, (0, 0));
     }
+
+    /// Fills a 3-entry table for 2 owners with the plan every design's memory test counts:
+    /// owner 0 saves into entries 0, 0 and 2, owner 1 into entry 0; returns the table once
+    /// both savers are dropped. Folds of that plan hold `[u64]` capacities 4, 1 and 1
+    /// (`vec![first]`, then one push): [`PLAN_FOLD_HEAP`] bytes.
+    pub(super) fn memory_plan<F: FuncTable<Vec<u64>>>() -> F {
+        let table = F::new(3, 2);
+        {
+            let (mut a, mut b) = (table.saver(0), table.saver(1));
+            a.save(0, 1);
+            b.save(0, 2);
+            a.save(0, 3);
+            a.save(2, 4);
+        }
+        table
+    }
+
+    /// The folds' heap bytes of [`memory_plan`].
+    pub(super) const PLAN_FOLD_HEAP: u64 = (4 + 1 + 1) * 8;
 
     #[test]
     fn designs_agree_under_threads() {

@@ -9,8 +9,10 @@
 //! hashing), but per owner: 4 bytes × entries for each owner that saves anything, allocated
 //! at its first save and freed when its saver is dropped.
 
-use super::{check_entry, empty_entries, push_fold, HandedIn, OwnerClaims};
-use super::{Fold, FuncSaver, FuncTable, Owner};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{bytes_of, check_entry, empty_entries, push_fold, HandedIn, OwnerClaims};
+use super::{Fold, FuncSaver, FuncTable, Owner, TableMemory};
 
 /// One owner's folds, `(entry, fold)`, in the order of their first instances.
 type Folds<T> = Vec<(u32, T)>;
@@ -24,6 +26,8 @@ pub struct PrivateTable<T> {
     /// `folds[owner]`: that owner's folds; written once, when its saver is dropped.
     folds: HandedIn<Folds<T>>,
     claims: OwnerClaims,
+    /// The bytes of the dropped savers' indexes (a statistic: nothing is synchronized by it).
+    index_bytes: AtomicU64,
 }
 
 /// The per-owner handle of a [`PrivateTable`]; its folds reach the table when it is dropped.
@@ -47,6 +51,7 @@ impl<T: Fold> FuncTable<T> for PrivateTable<T> {
             entries,
             folds: HandedIn::new(owners),
             claims: OwnerClaims::new(owners),
+            index_bytes: AtomicU64::new(0),
         }
     }
 
@@ -58,6 +63,17 @@ impl<T: Fold> FuncTable<T> for PrivateTable<T> {
             slots: Vec::new(),
             folds: Vec::new(),
         }
+    }
+
+    fn memory(&mut self) -> TableMemory {
+        let mut memory = self.folds.memory(|folds| TableMemory {
+            records: bytes_of::<(u32, T)>(folds.len()),
+            slack: bytes_of::<(u32, T)>(folds.capacity() - folds.len()),
+            heap: folds.iter().map(|(_, fold)| fold.heap_bytes() as u64).sum(),
+            ..TableMemory::default()
+        });
+        memory.owner_index = *self.index_bytes.get_mut();
+        memory
     }
 
     fn finish(self) -> Vec<Vec<T>> {
@@ -92,6 +108,8 @@ impl<T: Fold> FuncSaver<T> for PrivateSaver<'_, T> {
 
 impl<T> Drop for PrivateSaver<'_, T> {
     fn drop(&mut self) {
+        let index = bytes_of::<u32>(self.slots.capacity());
+        self.table.index_bytes.fetch_add(index, Ordering::Relaxed);
         self.table.folds.hand_in(self.owner, &mut self.folds);
     }
 }
@@ -102,6 +120,20 @@ mod tests {
     use super::*;
 
     contract_tests!(PrivateTable);
+
+    #[test]
+    fn memory_counts_the_indexes_and_folds() {
+        let mut table = contract::memory_plan::<PrivateTable<Vec<u64>>>();
+        let m = table.memory();
+        assert_eq!(
+            m.owner_index,
+            2 * 3 * 4,
+            "two owners' dense slots, 3 entries"
+        );
+        assert_eq!(m.records, 3 * std::mem::size_of::<(u32, Vec<u64>)>() as u64);
+        assert_eq!(m.heap, contract::PLAN_FOLD_HEAP);
+        assert_eq!(m.shared_index, 0);
+    }
 
     #[test]
     fn folds_reach_the_table_when_the_saver_drops() {

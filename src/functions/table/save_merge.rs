@@ -4,8 +4,8 @@
 //! everything by entry and owner in one pass, folding each owner's instances there (no merging
 //! while encoding: that is this design's point).
 
-use super::{check_entry, empty_entries, push_fold, HandedIn, OwnerClaims};
-use super::{Fold, FuncSaver, FuncTable, Owner};
+use super::{bytes_of, check_entry, empty_entries, push_fold, HandedIn, OwnerClaims};
+use super::{Fold, FuncSaver, FuncTable, Owner, TableMemory};
 
 /// One owner's saves, in order: `(entry, instance)`.
 type Saves<T> = Vec<(u32, <T as Fold>::Instance)>;
@@ -48,6 +48,18 @@ impl<T: Fold> FuncTable<T> for SaveMergeTable<T> {
         }
     }
 
+    fn memory(&mut self) -> TableMemory {
+        self.saved.memory(|saved| TableMemory {
+            records: bytes_of::<(u32, T::Instance)>(saved.len()),
+            slack: bytes_of::<(u32, T::Instance)>(saved.capacity() - saved.len()),
+            heap: saved
+                .iter()
+                .map(|(_, instance)| T::instance_heap_bytes(instance) as u64)
+                .sum(),
+            ..TableMemory::default()
+        })
+    }
+
     fn finish(self) -> Vec<Vec<T>> {
         let mut out: Vec<Vec<T>> = empty_entries(self.entries);
         // Owners ascending, each owner's saves in order: an entry's last fold is this owner's
@@ -88,6 +100,20 @@ mod tests {
     use super::*;
 
     contract_tests!(SaveMergeTable);
+
+    #[test]
+    fn memory_counts_the_unfolded_saves() {
+        let mut table = contract::memory_plan::<SaveMergeTable<Vec<u64>>>();
+        let m = table.memory();
+        let save = std::mem::size_of::<(u32, u64)>() as u64;
+        assert_eq!(m.records, 4 * save);
+        assert_eq!(
+            m.slack,
+            (1 + 3) * save,
+            "lists of 3 and 1 saves, capacity 4 each"
+        );
+        assert_eq!((m.heap, m.shared_index, m.owner_index), (0, 0, 0));
+    }
 
     #[test]
     fn saves_reach_the_table_when_the_saver_drops() {

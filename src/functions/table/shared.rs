@@ -17,8 +17,8 @@ use std::mem::MaybeUninit;
 use std::ptr;
 
 use super::{
-    check_entry, empty_entries, push_fold, Contended, Contention, Fold, FuncSaver, FuncTable,
-    LocalContention, Owner, OwnerClaims,
+    bytes_of, check_entry, empty_entries, push_fold, Contended, Contention, Fold, FuncSaver,
+    FuncTable, LocalContention, Owner, OwnerClaims, TableMemory,
 };
 use crate::sync::{AtomicPtr, Ordering, Track, UnsafeCell};
 
@@ -127,6 +127,36 @@ impl<T> Arena<T> {
         unsafe { slot.write(node) };
         self.used += 1;
         slot
+    }
+
+    /// The arena's part of [`FuncTable::memory`]: its nodes, the slots not handed out yet,
+    /// its chunk list and what the nodes' folds point to.
+    ///
+    /// # Safety
+    ///
+    /// The caller must hold the table exclusively: the folds are read.
+    unsafe fn memory(&self) -> TableMemory
+    where
+        T: Fold,
+    {
+        let mut memory = TableMemory {
+            per_owner: bytes_of::<(*mut Node<T>, usize)>(self.chunks.capacity()),
+            ..TableMemory::default()
+        };
+        let last = self.chunks.len().saturating_sub(1);
+        for (i, &(base, len)) in self.chunks.iter().enumerate() {
+            let written = if i == last { self.used } else { len };
+            memory.records += bytes_of::<Node<T>>(written);
+            memory.slack += bytes_of::<Node<T>>(len - written);
+            for slot in 0..written {
+                // SAFETY: slot `slot < written` of this chunk was written by `alloc` and is not
+                // moved out before `drain`; the caller excludes every other access to it.
+                let node = unsafe { &*base.add(slot) };
+                // SAFETY: as above: nobody else reads or writes the state.
+                memory.heap += node.state.with(|state| unsafe { (*state).heap_bytes() }) as u64;
+            }
+        }
+        memory
     }
 
     /// Moves every node out, in allocation order, hands it to `f`, and frees the chunks.
@@ -289,6 +319,19 @@ impl<T: Fold> FuncTable<T> for SharedTable<T> {
         }
     }
 
+    fn memory(&mut self) -> TableMemory {
+        let mut memory = TableMemory {
+            shared_index: bytes_of::<AtomicPtr<Node<T>>>(self.heads.len()),
+            per_owner: bytes_of::<UnsafeCell<Arena<T>>>(self.arenas.len()),
+            ..TableMemory::default()
+        };
+        for arena in self.arenas.iter() {
+            // SAFETY: `&mut self`: no saver is alive, so nothing else uses the arena.
+            memory += arena.with(|arena| unsafe { (*arena).memory() });
+        }
+        memory
+    }
+
     fn finish(self) -> Vec<Vec<T>> {
         // `self` by value: every saver and walker is gone, and whatever ended them (a join, a
         // scope end, an `Arc` unwrap) ordered their writes before this point. Owners ascending,
@@ -367,6 +410,23 @@ mod tests {
         assert_eq!(
             table.finish(),
             [vec![vec!['b']], vec![vec!['a', 'A'], vec!['c', 'C']]]
+        );
+    }
+
+    #[test]
+    fn memory_counts_heads_nodes_slack_and_folds() {
+        let mut table = contract::memory_plan::<SharedTable<Vec<u64>>>();
+        let m = table.memory();
+        let node = std::mem::size_of::<Node<Vec<u64>>>() as u64;
+        assert_eq!(m.shared_index, 3 * 8);
+        assert_eq!(m.records, 3 * node, "owner 0: 2 nodes, owner 1: 1");
+        assert_eq!(m.slack, (6 + 7) * node, "two first chunks of 8 slots");
+        assert_eq!(m.heap, contract::PLAN_FOLD_HEAP);
+        assert_eq!(m.owner_index, 0);
+        assert!(m.per_owner > 0);
+        assert_eq!(
+            m.total(),
+            m.shared_index + m.records + m.slack + m.heap + m.per_owner
         );
     }
 
