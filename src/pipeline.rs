@@ -11,9 +11,10 @@
 //!                                                      + DATASECs ─► dedup ─► file (atomic rename)
 //! ```
 //!
-//! Batches are claimed from an atomic counter; the main thread appends finished chunks
-//! strictly in batch order and frees them, so the output bytes never depend on the number of
-//! workers, on scheduling, or on the function table design. Workers stay at most a few
+//! Batches are claimed from an atomic counter by at most one worker thread per CPU; batch `b`
+//! is encoded as owner `b % N` (N from -j). The main thread appends finished chunks strictly
+//! in batch order and frees them, so the output bytes never depend on N, on scheduling, or on
+//! the function table design. Workers stay at most a few
 //! batches ahead of the merge, which bounds memory. A function watcher given to [`encode`]
 //! (`dwarf2btf why`) is shown the functions it watches on their way through.
 
