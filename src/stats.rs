@@ -58,6 +58,41 @@ pub fn allocated_mib() -> u64 {
     0
 }
 
+/// Bytes of `items` resident in memory now, counted by page (`mincore`): untouched pages of
+/// a zeroed or reserved array do not count. 0 where that is not available.
+pub fn resident_bytes<T>(items: &[T]) -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        let len = std::mem::size_of_val(items);
+        if len == 0 {
+            return 0;
+        }
+        // SAFETY: sysconf only reads a system constant.
+        let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+            p if p > 0 => p as usize,
+            _ => return 0,
+        };
+        let start = items.as_ptr() as usize & !(page - 1);
+        let end = (items.as_ptr() as usize + len).next_multiple_of(page);
+        let mut pages = vec![0u8; (end - start) / page];
+        // SAFETY: [start, end) covers the pages of a live slice, so it is mapped; `pages` has
+        // one byte per page of it, as mincore writes.
+        let ok = unsafe {
+            libc::mincore(start as *mut libc::c_void, end - start, pages.as_mut_ptr()) == 0
+        };
+        if !ok {
+            return 0;
+        }
+        let resident = pages.iter().filter(|&&p| p & 1 != 0).count();
+        (resident * page).min(len)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = items;
+        0
+    }
+}
+
 /// Resident MiB of this process's mappings of the file `path` (its DWARF, when it is the
 /// input), from `/proc/self/smaps`; 0 where that is not available.
 pub fn file_resident_mib(path: &std::path::Path) -> u64 {
@@ -303,4 +338,25 @@ pub fn bump(counts: &mut Vec<u64>, at: usize) {
         counts.resize(at + 1, 0);
     }
     counts[at] += 1;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A zeroed array is resident only where written: the count follows the pages touched.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn resident_bytes_counts_touched_pages() {
+        let mut big = vec![0u64; 8 << 20]; // 64 MiB, mapped on its own, untouched
+        assert!(resident_bytes(&big) < 1 << 20, "{}", resident_bytes(&big));
+        big[..1 << 20].iter_mut().for_each(|w| *w = 1); // the first 8 MiB
+        let resident = resident_bytes(&big);
+        // Up to two more MiB where transparent huge pages round the written range up.
+        assert!(
+            (8 << 20..=10 << 20).contains(&resident),
+            "{resident} bytes resident after writing 8 MiB"
+        );
+        assert_eq!(resident_bytes::<u64>(&[]), 0);
+    }
 }

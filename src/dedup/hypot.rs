@@ -43,6 +43,11 @@ impl HypotMap {
         self.list.push(canon);
     }
 
+    /// Bytes of the map resident now (its array is touched only where checks mapped ids).
+    pub(crate) fn resident(&self) -> usize {
+        crate::stats::resident_bytes(&self.plus_one) + crate::stats::resident_bytes(&self.list)
+    }
+
     /// The canonical ids mapped since the last [`Self::clear`], in order.
     pub(crate) fn list(&self) -> &[u32] {
         &self.list

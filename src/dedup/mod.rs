@@ -197,7 +197,7 @@ fn run_on_store(
             return Err(e);
         }
     };
-    let held = vec![
+    let mut held = vec![
         Held {
             what: format!(
                 "dedup's record store: {} records, {} distinct templates",
@@ -218,6 +218,7 @@ fn run_on_store(
     let result = d.run().and_then(|()| d.compact_and_remap());
     d.mark("compaction");
     marks.append(&mut d.marks);
+    held.append(&mut d.resident);
     let (words, offs, _) = btf.raw_parts_mut();
     match result {
         Ok((new_words, new_offs)) => {
@@ -574,6 +575,8 @@ pub(crate) struct Dedup {
     threads: usize,
     /// When each phase ended, for [`dedup_timed`].
     marks: Vec<(&'static str, Instant)>,
+    /// What was resident at the dedup's peak (see [`Dedup::note_resident`]).
+    resident: Vec<Held>,
 }
 
 impl Dedup {
@@ -606,6 +609,7 @@ impl Dedup {
             progress: Arc::new(StructFrontier::default()),
             threads: opts.threads,
             marks: Vec::new(),
+            resident: Vec::new(),
         }
     }
 
@@ -652,9 +656,42 @@ impl Dedup {
             })?
         };
         drop((recs, map));
+        self.resident.push(classified.held());
         self.finish_ref_classes(classified);
         self.mark("reference classes");
         Ok(())
+    }
+
+    /// Notes what the per-id state and the tables hold resident now, at the end of the struct
+    /// phase: the dedup's peak, before the reference phase frees the hypothetical map.
+    fn note_resident(&mut self) {
+        use crate::stats::resident_bytes;
+        let (table, entries) = self.table.resident();
+        let recs = &self.types.recs;
+        self.resident = vec![
+            Held {
+                what: "  at the struct phase's end, resident: record store".into(),
+                bytes: recs.store.resident(),
+            },
+            Held {
+                what: "  at the struct phase's end, resident: kinds and canonical map".into(),
+                bytes: resident_bytes(&recs.kinds) + resident_bytes(&self.types.map),
+            },
+            Held {
+                what: "  at the struct phase's end, resident: hypothetical map".into(),
+                bytes: self.hypot.resident(),
+            },
+            Held {
+                what: format!(
+                    "  at the struct phase's end, resident: candidate table ({entries} entries)"
+                ),
+                bytes: table,
+            },
+            Held {
+                what: "  at the struct phase's end, the process's resident set".into(),
+                bytes: (crate::stats::status_mib("VmRSS:") << 20) as usize,
+            },
+        ];
     }
 
     /// Notes that `phase` ended now.
@@ -667,6 +704,7 @@ impl Dedup {
         self.dedup_prim_types();
         self.mark("primitives");
         self.dedup_struct_types()?;
+        self.note_resident();
         // Only equivalence checks use the hypothetical map: its touched pages go now rather
         // than stay under the reference types' peak.
         self.hypot = HypotMap::new(0);

@@ -277,6 +277,24 @@ pub(crate) fn classify_early(
     Ok(early)
 }
 
+impl EarlyClasses {
+    /// What it holds, as `--stats` lines: its classes and the types it deferred.
+    pub(crate) fn held(&self) -> crate::stats::Held {
+        let bytes = self.classes.table.allocation_size()
+            + std::mem::size_of_val(&self.classes.words[..])
+            + std::mem::size_of_val(&self.first[..])
+            + std::mem::size_of_val(&self.deferred[..]);
+        crate::stats::Held {
+            what: format!(
+                "  reference classes found during the struct phase: {} classes, {} types deferred",
+                self.first.len(),
+                self.deferred.len()
+            ),
+            bytes,
+        }
+    }
+}
+
 fn fx_hash(words: &[u32]) -> u64 {
     let mut h = FxHasher::default();
     words.hash(&mut h);

@@ -61,6 +61,15 @@ impl CandTable {
         }
     }
 
+    /// Bytes of the table resident now, and how many entries it has.
+    pub(crate) fn resident(&self) -> (usize, usize) {
+        use crate::stats::resident_bytes;
+        (
+            resident_bytes(&self.buckets) + resident_bytes(&self.entries),
+            self.entries.len(),
+        )
+    }
+
     fn grow(&mut self) {
         let new_bits = (self.cap_bits + 1).max(2);
         let mut new_buckets = vec![NONE; 1usize << new_bits];

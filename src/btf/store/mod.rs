@@ -452,6 +452,17 @@ impl Store {
             + self.offs.bytes()
     }
 
+    /// Of [`Self::bytes`] (the template index aside), those resident now.
+    pub fn resident(&self) -> usize {
+        use crate::stats::resident_bytes;
+        resident_bytes(&self.base)
+            + resident_bytes(&self.base_offs)
+            + resident_bytes(&self.tpls)
+            + resident_bytes(&self.tpl_offs)
+            + resident_bytes(&self.data)
+            + self.offs.resident()
+    }
+
     /// How many distinct templates there are.
     pub fn templates(&self) -> usize {
         self.index.len()

@@ -79,6 +79,12 @@ impl Positions {
         (self.blocks.len() + self.far.len()) * 4 + self.within.len()
     }
 
+    /// Of [`Self::bytes`], those resident now.
+    pub(super) fn resident(&self) -> usize {
+        use crate::stats::resident_bytes;
+        resident_bytes(&self.blocks) + resident_bytes(&self.within) + resident_bytes(&self.far)
+    }
+
     /// Frees the spare capacity.
     pub(super) fn shrink_to_fit(&mut self) {
         self.blocks.shrink_to_fit();
