@@ -101,11 +101,14 @@ fn owner_saves_twice() {
 /// (c) Saves that cross arena chunk boundaries: under loom an arena's first chunk holds one
 /// node and each next one twice as many, so owner 0's four nodes lie in three chunks and
 /// owner 1's two in two; the later saves find nodes in the first and the last chunk while the
-/// other owner pushes, and `finish` drains every chunk.
+/// other owner pushes, and `finish` drains every chunk. A smaller plan (two chunks each)
+/// also with no preemption bound.
 #[test]
 fn saves_cross_arena_chunks() {
     const PLAN: Plan = &[&[0, 1, 2, 3, 0, 3], &[3, 0, 3]];
     model("saves cross arena chunks", BOUND, 4, PLAN);
+    const SMALL: Plan = &[&[0, 1, 0], &[1, 0]];
+    model("saves cross arena chunks, unbounded", None, 2, SMALL);
 }
 
 /// (c) An owner finds its node deep in the list while others push: owners 0, 1 and 2 have
