@@ -9,11 +9,12 @@
 //! `finish` and `drop` go through the arenas, owner by owner, in allocation order.
 //!
 //! Atomics and cells come from [`crate::sync`] only, so `loom-tests/` model-checks this very
-//! code. Under `--cfg dwarf2btf_loom`, and only there, the switches in `mutants` plant one bug
-//! each (a racy load + store instead of the compare-and-swap; each ordering the design relies
-//! on weakened to `Relaxed`), so the models can show that loom catches every one of them; and
-//! an arena's first chunk holds one node, so that short models cross chunk boundaries
-//! (`docs/concurrency.md`, "Verification").
+//! code. Under `--cfg dwarf2btf_loom` (and `--cfg dwarf2btf_mutants`, for ThreadSanitizer),
+//! and only there, the switches in `mutants` plant one bug each (a racy load + store instead
+//! of the compare-and-swap; each ordering the design relies on weakened to `Relaxed`), so the
+//! tests can show that loom (and TSan) catch every one of them; under loom, an arena's first
+//! chunk holds one node, so that short models cross chunk boundaries (`docs/concurrency.md`,
+//! "Verification").
 
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
