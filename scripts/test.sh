@@ -90,6 +90,32 @@ if ! grep -q 'TIMEOUT' "$loom_target/hang-check.log"; then
   echo "test.sh: the hanging loom test failed, but not by the time limit" >&2
   exit 1
 fi
+# ThreadSanitizer over the function tables' unit tests (a reduced run: a debug build of the
+# library's tests, only `functions::table::`, one test at a time; own target dir). std is not
+# instrumented: the tests join their threads explicitly, and .config/tsan-suppressions.txt
+# silences libtest's own hand-offs (each line says why). Then the negative control: with an
+# ordering mutant switched on (`--cfg dwarf2btf_mutants`, DWARF2BTF_MUTANT), TSan must report
+# the race on a node's link. docs/concurrency.md, "Verification".
+tsan_target=target/tsan
+tsan() {
+  RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$tsan_target \
+    RUSTFLAGS="-Zsanitizer=thread -Cunsafe-allow-abi-mismatch=sanitizer --cfg dwarf2btf_mutants" \
+    TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/.config/tsan-suppressions.txt" \
+    cargo test --target x86_64-unknown-linux-gnu --lib "$@"
+}
+tsan -- functions::table:: --test-threads=1
+for mutant in relaxed_find relaxed_publish; do
+  if DWARF2BTF_MUTANT=$mutant tsan -- contract_under_the_mutant_in_the_environment \
+      --test-threads=1 >"$tsan_target/$mutant.log" 2>&1; then
+    echo "test.sh: ThreadSanitizer did not fail the $mutant mutant ($tsan_target/$mutant.log)" >&2
+    exit 1
+  fi
+  if ! grep -q 'WARNING: ThreadSanitizer: data race' "$tsan_target/$mutant.log"; then
+    cat "$tsan_target/$mutant.log" >&2
+    echo "test.sh: the $mutant mutant failed, but not by a ThreadSanitizer report" >&2
+    exit 1
+  fi
+done
 # real kernels built with dwarf2btf as PAHOLE, booted under qemu, accepting their own BTF;
 # a 7.2 comparison with pahole HEAD that cannot run (sid moved on) is listed with the skips
 for version in ${KERNEL_BUILDS-6.12 6.1 7.2}; do

@@ -2,14 +2,14 @@
 //! `--cfg dwarf2btf_loom`, std's otherwise. The cfg is this crate's own (as crossbeam's
 //! `crossbeam_loom`): a global `--cfg loom` would also switch dependencies that know loom.
 //!
-//! Concurrent code that loom must be able to check ([`crate::functions::table::shared`], and the
-//! dedup's hand-over between its struct phase and the reference-type classifier,
-//! [`crate::dedup::handover`]) takes its atomics and interior-mutable cells from here and
-//! nowhere else, so the production build and the
-//! loom models (`loom-tests/`) compile one and the same source. [`UnsafeCell`] and [`Track`] get
-//! tiny std stand-ins with loom's API: closure access (`with`/`with_mut`) for the cell, so loom can
-//! see every access and check it against the happens-before order; a no-op wrapper for `Track`,
-//! which under loom reports any tracked value still alive when a model ends (a leak).
+//! Concurrent code that loom must be able to check ([`crate::functions::table::shared`], the
+//! per-owner hand-overs of the other tables, and the dedup's hand-over between its struct phase
+//! and the reference-type classifier, [`crate::dedup::handover`]) takes its atomics, locks and
+//! interior-mutable cells from here and nowhere else, so the production build and the loom
+//! models (`loom-tests/`) compile one and the same source. [`UnsafeCell`] and [`Track`] get
+//! tiny std stand-ins with loom's API: closure access (`with`/`with_mut`) for the cell, so loom
+//! can see every access and check it against the happens-before order; a no-op wrapper for
+//! `Track`, which under loom reports any tracked value still alive when a model ends (a leak).
 
 #[cfg(dwarf2btf_loom)]
 pub use loom::{
@@ -19,6 +19,32 @@ pub use loom::{
     sync::Arc,
     thread,
 };
+
+/// A lock whose `lock` cannot fail (poisoning dropped, as `parking_lot`'s): loom's `Mutex`,
+/// so that loom sees the per-owner hand-overs of save-merge and the private index.
+#[cfg(dwarf2btf_loom)]
+#[derive(Default)]
+pub struct Mutex<T>(loom::sync::Mutex<T>);
+
+#[cfg(dwarf2btf_loom)]
+impl<T> Mutex<T> {
+    /// Locks the mutex (a panic while it was held is not an error here).
+    pub fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The contents.
+    pub fn into_inner(self) -> T {
+        self.0
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg(not(dwarf2btf_loom))]
+pub use parking_lot::Mutex;
 
 #[cfg(not(dwarf2btf_loom))]
 pub use std::{
@@ -72,3 +98,28 @@ impl<T> Track<T> {
         Self(value)
     }
 }
+
+// `mutable_ordering!(ordering, mutant)`: `ordering`, or `Relaxed` while the mutant switch
+// `mutant` (an `AtomicBool`) is set. The switches exist in loom builds and in builds with
+// `--cfg dwarf2btf_mutants` (ThreadSanitizer's negative control, scripts/test.sh) only;
+// elsewhere this is just `ordering`, and `mutant` is not even compiled. How a model shows that
+// an ordering the design relies on is needed: with it weakened, loom must fail the model.
+#[cfg(any(dwarf2btf_loom, dwarf2btf_mutants))]
+macro_rules! mutable_ordering {
+    ($ordering:expr, $mutant:expr) => {
+        if $mutant.load(std::sync::atomic::Ordering::Relaxed) {
+            $crate::sync::Ordering::Relaxed
+        } else {
+            $ordering
+        }
+    };
+}
+
+#[cfg(not(any(dwarf2btf_loom, dwarf2btf_mutants)))]
+macro_rules! mutable_ordering {
+    ($ordering:expr, $mutant:expr) => {
+        $ordering
+    };
+}
+
+pub(crate) use mutable_ordering;

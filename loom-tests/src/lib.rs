@@ -1,13 +1,16 @@
-//! Harness for the loom models of `dwarf2btf::functions::table::shared` (the models are in `tests/`).
+//! Harness for the loom models of `dwarf2btf`'s function tables and the dedup's hand-over (the
+//! models are in `tests/`; what each checks, its bounds and execution counts:
+//! `docs/concurrency.md`, "Verification").
 //!
-//! Run them with `RUSTFLAGS="--cfg dwarf2btf_loom" cargo test --release -p loom-tests`; without
+//! Run them with `RUSTFLAGS="--cfg dwarf2btf_loom" cargo nextest run --release -p loom-tests
+//! --profile loom --no-capture` (each model prints how many executions loom explored); without
 //! `--cfg dwarf2btf_loom` this crate and its tests compile to nothing.
 #![cfg(dwarf2btf_loom)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dwarf2btf::dedup::handover::StructFrontier;
-use dwarf2btf::functions::table::{shared::SharedTable, FuncSaver, FuncTable, Owner};
+use dwarf2btf::functions::table::{shared::SharedTable, Contended, FuncSaver, FuncTable, Owner};
 use dwarf2btf::sync::{thread, Arc, AtomicU32};
 
 /// What the models save: `(owner, sequence number)`, unique per save.
@@ -16,22 +19,36 @@ pub type Inst = (Owner, u32);
 /// `plan[owner]`: the entries that `owner` saves into, in order.
 pub type Plan = &'static [&'static [u32]];
 
-/// Model-checks `model` under every interleaving loom explores with preemption bound 3 (which
-/// keeps the suite to seconds), and prints how many executions that took; panics, like loom, on
-/// the first failing one. Asserts that there was more than one: a model that cannot interleave
-/// proves nothing.
-pub fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
+/// The preemption bound of most models: 3 keeps the suite to seconds.
+pub const BOUND: Option<usize> = Some(3);
+
+/// Model-checks `model` under every interleaving loom explores with at most `bound`
+/// preemptions per execution (`None`: no bound, every interleaving), prints how many
+/// executions that took, and returns the count; panics, like loom, on the first failing one.
+/// Asserts that there was more than one: a model that cannot interleave proves nothing.
+pub fn explore_bounded(
+    name: &str,
+    bound: Option<usize>,
+    model: impl Fn() + Sync + Send + 'static,
+) -> usize {
     let executions = std::sync::Arc::new(AtomicUsize::new(0));
     let counter = std::sync::Arc::clone(&executions);
     let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(3);
+    builder.preemption_bound = bound;
     builder.check(move || {
         counter.fetch_add(1, Ordering::Relaxed);
         model();
     });
     let executions = executions.load(Ordering::Relaxed);
-    eprintln!("loom model {name}: {executions} executions");
+    let bound = bound.map_or("none".to_string(), |b| b.to_string());
+    eprintln!("loom model {name} (preemption bound {bound}): {executions} executions");
     assert!(executions > 1, "model {name} has a single interleaving");
+    executions
+}
+
+/// [`explore_bounded`] with the usual bound, [`BOUND`].
+pub fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
+    explore_bounded(name, BOUND, model);
 }
 
 /// Explores `model`, which a test switch has broken, and checks that loom fails it, with a
@@ -53,13 +70,38 @@ pub fn expect_failure(name: &str, reason: &str, model: impl Fn() + Sync + Send +
         message.contains(reason),
         "model {name}: loom failed for another reason: {message}"
     );
+    eprintln!("loom model {name}: failed as it must ({reason})");
 }
 
-/// Starts one thread per owner of `plan`, each saving its entries through its own saver.
-pub fn spawn_savers(
-    table: &Arc<SharedTable<Vec<Inst>>>,
+/// Sets the loom-only mutant switch `mutant` (one of `shared::mutants`), explores `plan` on a
+/// shared table with it set, checks that loom fails the model with a message containing
+/// `reason` ([`expect_failure`]), and clears the switch.
+pub fn expect_mutant_caught(
+    name: &str,
+    mutant: &'static std::sync::atomic::AtomicBool,
+    reason: &str,
     plan: Plan,
-) -> Vec<thread::JoinHandle<()>> {
+) {
+    let entries = plan
+        .iter()
+        .flat_map(|saves| saves.iter())
+        .max()
+        .map_or(0, |&e| e + 1);
+    mutant.store(true, Ordering::Relaxed);
+    expect_failure(name, reason, move || {
+        let table = Arc::new(SharedTable::<Vec<Inst>>::new(entries as usize, plan.len()));
+        let savers = spawn_savers(&table, plan);
+        join_and_check(table, savers, entries, plan);
+    });
+    mutant.store(false, Ordering::Relaxed);
+}
+
+/// Starts one thread per owner of `plan`, each saving its entries through its own saver
+/// (dropped at the thread's end: save-merge's and the private index's hand-over).
+pub fn spawn_savers<F>(table: &Arc<F>, plan: Plan) -> Vec<thread::JoinHandle<()>>
+where
+    F: FuncTable<Vec<Inst>> + Send + 'static,
+{
     (0..)
         .zip(plan)
         .map(|(owner, &entries)| {
@@ -74,35 +116,30 @@ pub fn spawn_savers(
         .collect()
 }
 
-/// Joins the savers, then checks the table against `plan`: every entry's list holds each
-/// owner that saved into it exactly once, and `finish` returns one fold per such owner, owners
-/// ascending, each holding that owner's instances in save order.
-pub fn join_and_check(
-    table: Arc<SharedTable<Vec<Inst>>>,
-    savers: Vec<thread::JoinHandle<()>>,
-    entries: u32,
-    plan: Plan,
-) {
-    for saver in savers {
-        saver.join().unwrap();
-    }
+/// Each entry's instances as `plan` saves them: owners ascending, each owner's in save order.
+pub fn expected(entries: u32, plan: Plan) -> Vec<Vec<Inst>> {
     let mut expected = vec![Vec::new(); entries as usize];
     for (owner, &saves) in (0..).zip(plan) {
         for (seq, &entry) in (0..).zip(saves) {
             expected[entry as usize].push((owner, seq));
         }
     }
-    for entry in 0..entries {
-        let mut owners: Vec<Owner> = table.walk_owners(entry).collect();
-        owners.sort_unstable();
-        let mut want: Vec<Owner> = expected[entry as usize].iter().map(|&(o, _)| o).collect();
-        want.dedup();
-        assert_eq!(owners, want, "entry {entry}: a node is lost or duplicated");
-    }
-    let table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("a saver outlived its join"));
-    let folds = table.finish();
+    expected
+}
+
+/// Checks what the final pass reads, `finish`'s folds, against `want` (each entry's
+/// instances, owners ascending): one fold per owner that saved into the entry, owners
+/// ascending, each holding that owner's instances in save order. A fold twice for one owner
+/// is what a node lost from a shared list leads to (the owner's next save pushes another).
+pub fn check_folds(folds: Vec<Vec<Vec<Inst>>>, want: &[Vec<Inst>]) {
     for (entry, folds) in folds.iter().enumerate() {
         let owners: Vec<Owner> = folds.iter().map(|fold| fold[0].0).collect();
+        let mut distinct = owners.clone();
+        distinct.dedup();
+        assert_eq!(
+            owners, distinct,
+            "entry {entry}: an owner has two folds: a node was lost from its list"
+        );
         assert!(
             owners.windows(2).all(|w| w[0] < w[1]),
             "entry {entry}: owners {owners:?}"
@@ -112,7 +149,24 @@ pub fn join_and_check(
             .all(|fold| fold.iter().all(|i| i.0 == fold[0].0)));
     }
     let got: Vec<Vec<Inst>> = folds.into_iter().map(|folds| folds.concat()).collect();
-    assert_eq!(got, expected, "an instance is lost or misplaced");
+    assert_eq!(got, want, "an instance is lost or misplaced");
+}
+
+/// Joins the savers, then checks `finish`'s folds against `plan` ([`check_folds`]); returns
+/// the contention the table counted.
+pub fn join_and_check<F: FuncTable<Vec<Inst>>>(
+    table: Arc<F>,
+    savers: Vec<thread::JoinHandle<()>>,
+    entries: u32,
+    plan: Plan,
+) -> Contended {
+    for saver in savers {
+        saver.join().unwrap();
+    }
+    let table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("a saver outlived its join"));
+    let contended = table.contention();
+    check_folds(table.finish(), &expected(entries, plan));
+    contended
 }
 
 /// For the dedup hand-over models: a `map` of `types` unprocessed types, a fresh progress, and

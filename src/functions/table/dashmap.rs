@@ -34,7 +34,7 @@ pub struct DashmapSaver<'t, T> {
 }
 
 /// One entry's per-owner folds: `(owner, its fold)`, distinct owners, in first-save order.
-type OwnerStates<T> = Vec<(Owner, T)>;
+pub type OwnerStates<T> = Vec<(Owner, T)>;
 
 /// A value reachable only through `&mut` (like the unstable `std::sync::Exclusive`), so that the
 /// map is `Sync` for `T: Send` alone: `DashMap` would otherwise want `T: Sync`, for the shared
@@ -124,15 +124,7 @@ impl<T: Fold> FuncSaver<T> for DashmapSaver<'_, T> {
         };
         let mut slots = slot.or_insert(Exclusive(Vec::new()));
         let Exclusive(states) = &mut *slots;
-        match states.iter_mut().find(|(owner, _)| *owner == self.owner) {
-            Some((_, fold)) => fold.add(instance),
-            None => {
-                // Grown one owner at a time (nearly every function has one owner; a `Vec`'s
-                // first growth would make room for four, 9 MiB of slack on a kernel).
-                states.reserve_exact(1);
-                states.push((self.owner, T::new(instance)));
-            }
-        }
+        fold_in(states, self.owner, instance);
     }
 }
 
@@ -142,8 +134,25 @@ fn shard_amount(running: usize) -> usize {
     (4 * running).next_power_of_two().max(4)
 }
 
-/// One entry's per-owner folds, owners ascending.
-fn by_owner<T>(mut states: OwnerStates<T>) -> Vec<T> {
+/// Folds `owner`'s `instance` into its entry's `states`, under the entry's shard lock: the
+/// step a save takes inside the lock. Public so that the loom model of this design
+/// (`loom-tests/tests/dashmap_fold.rs`) runs this very step under loom's `Mutex`, dashmap's
+/// own locks being invisible to loom.
+pub fn fold_in<T: Fold>(states: &mut OwnerStates<T>, owner: Owner, instance: T::Instance) {
+    match states.iter_mut().find(|(o, _)| *o == owner) {
+        Some((_, fold)) => fold.add(instance),
+        None => {
+            // Grown one owner at a time (nearly every function has one owner; a `Vec`'s
+            // first growth would make room for four, 9 MiB of slack on a kernel).
+            states.reserve_exact(1);
+            states.push((owner, T::new(instance)));
+        }
+    }
+}
+
+/// One entry's per-owner folds, owners ascending: what `finish` makes of each entry's
+/// `states` (public for the same loom model).
+pub fn by_owner<T>(mut states: OwnerStates<T>) -> Vec<T> {
     states.sort_unstable_by_key(|&(owner, _)| owner);
     let mut folds: Vec<T> = states.into_iter().map(|(_, fold)| fold).collect();
     // The folds live until the final pass: no spare room (see `push_fold`).

@@ -9,8 +9,12 @@
 //! `finish` and `drop` go through the arenas, owner by owner, in allocation order.
 //!
 //! Atomics and cells come from [`crate::sync`] only, so `loom-tests/` model-checks this very
-//! code. Under `--cfg dwarf2btf_loom`, and only there, `BROKEN_PUSH` turns the push into a racy
-//! load + store, so a model can show that loom catches the lost update.
+//! code. Under `--cfg dwarf2btf_loom` (and `--cfg dwarf2btf_mutants`, for ThreadSanitizer),
+//! and only there, the switches in `mutants` plant one bug each (a racy load + store instead
+//! of the compare-and-swap; each ordering the design relies on weakened to `Relaxed`), so the
+//! tests can show that loom (and TSan) catch every one of them; under loom, an arena's first
+//! chunk holds one node, so that short models cross chunk boundaries (`docs/concurrency.md`,
+//! "Verification").
 
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -20,13 +24,30 @@ use super::{
     bytes_of, check_entry, empty_entries, push_fold, Contended, Contention, Fold, FuncSaver,
     FuncTable, LocalContention, Owner, OwnerClaims, TableMemory,
 };
-use crate::sync::{AtomicPtr, Ordering, Track, UnsafeCell};
+use crate::sync::{mutable_ordering, AtomicPtr, Ordering, Track, UnsafeCell};
 
-/// Test-only switch (loom builds only): when set, a push is `load` + `store` instead of a
-/// compare-and-swap, which loses nodes under contention. Never set it outside a loom model
-/// that expects the failure (it is process-global: keep such models in their own test binary).
-#[cfg(dwarf2btf_loom)]
-pub static BROKEN_PUSH: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Test-only switches, each planting one bug that a loom model must catch (and, for the
+/// orderings, ThreadSanitizer too). Compiled only in loom builds and with
+/// `--cfg dwarf2btf_mutants`. Never set one outside a test that expects the failure: they are
+/// process-global, so keep such tests in their own test binary (or process).
+#[cfg(any(dwarf2btf_loom, dwarf2btf_mutants))]
+pub mod mutants {
+    use std::sync::atomic::AtomicBool;
+
+    /// A push is `load` + `store` instead of a compare-and-swap: it loses nodes under
+    /// contention (atomicity, not ordering).
+    pub static RACY_PUSH: AtomicBool = AtomicBool::new(false);
+    /// A save loads its entry's head with `Relaxed` instead of `Acquire`: the walk then reads
+    /// other owners' links without their publication happening before.
+    pub static RELAXED_FIND: AtomicBool = AtomicBool::new(false);
+    /// A push's successful compare-and-swap is `Relaxed` instead of `Release`: it publishes a
+    /// node without its link.
+    pub static RELAXED_PUBLISH: AtomicBool = AtomicBool::new(false);
+}
+
+/// Slots in an arena's first chunk; each further chunk doubles, up to 128 times this.
+/// One under loom, so that an owner's second node already lies in a chunk of its own.
+const FIRST_CHUNK: usize = if cfg!(dwarf2btf_loom) { 1 } else { 8 };
 
 /// The shared table: one lock-free list of per-owner nodes per entry.
 pub struct SharedTable<T> {
@@ -113,7 +134,7 @@ impl<T> Arena<T> {
             Some(&(base, len)) if self.used < len => base,
             _ => {
                 // 8, 16, … 1024 slots: small tables stay small, big ones rarely allocate.
-                let len = 8 << self.chunks.len().min(7);
+                let len = FIRST_CHUNK << self.chunks.len().min(7);
                 let base = Box::into_raw(Box::<[Node<T>]>::new_uninit_slice(len)).cast();
                 self.chunks.push((base, len));
                 self.used = 0;
@@ -218,16 +239,6 @@ pub struct SharedSaver<'t, T> {
 }
 
 impl<T> SharedTable<T> {
-    /// The owners of `entry`'s nodes, most recently pushed first.
-    ///
-    /// Safe to call at any time, also while other threads save: it reads only the immutable
-    /// `owner`/`next` of published nodes, never a state, and sees the list as it was at the
-    /// Acquire load of the head — a suffix of every later list (pushes only prepend).
-    pub fn walk_owners(&self, entry: u32) -> impl Iterator<Item = Owner> + '_ {
-        self.nodes(self.heads[entry as usize].load(Ordering::Acquire))
-            .map(|(owner, _)| owner)
-    }
-
     /// The nodes of the list starting at `first`, a pointer read with Acquire from a head.
     fn nodes(&self, first: *mut Node<T>) -> Nodes<'_, T> {
         Nodes {
@@ -239,22 +250,30 @@ impl<T> SharedTable<T> {
     /// Publishes the unpublished `node` at the front of `head`'s list; `expected` is the head
     /// value last read (with Acquire) and already stored in `node`'s `next`. Returns how many
     /// compare-and-swaps failed.
+    ///
+    /// A strong compare-and-swap, not a weak one: a strong one fails only when the head has
+    /// moved, that is when another owner's push onto this list succeeded since `expected` was
+    /// read. Each owner pushes at most once per entry and only the owner pushes its node, so a
+    /// push fails at most owners − 1 times (wait-free), and the count returned — the table's
+    /// contention figure — counts real conflicts only. A weak one may also fail spuriously
+    /// (LL/SC machines: ARM, POWER, RISC-V), which voids both.
     fn push(head: &AtomicPtr<Node<T>>, node: *mut Node<T>, mut expected: *mut Node<T>) -> u64 {
-        #[cfg(dwarf2btf_loom)]
-        if BROKEN_PUSH.load(std::sync::atomic::Ordering::Relaxed) {
+        #[cfg(any(dwarf2btf_loom, dwarf2btf_mutants))]
+        if mutants::RACY_PUSH.load(std::sync::atomic::Ordering::Relaxed) {
             // Deliberately wrong: another push between the caller's load and this store is lost.
             head.store(node, Ordering::Release);
             return 0;
         }
         let mut retries = 0;
         // Release on success publishes `node`'s link to every thread that Acquire-loads it from
-        // the head, and with it the nodes it reaches (their publishing CASs precede ours in the
+        // the head, and with it the nodes it reaches: their publishing CASs precede ours in the
         // head's modification order, and ours, a read-modify-write, continues their release
-        // sequences). Acquire on failure is thus not needed for readers; it keeps every read of
-        // a head Acquire, so a later change that walks from `current` stays sound.
-        while let Err(current) =
-            head.compare_exchange_weak(expected, node, Ordering::Release, Ordering::Acquire)
-        {
+        // sequences. That is also why failure needs no Acquire: `current` is only stored into
+        // `node`'s `next`, never dereferenced here, and whoever later walks from `node` reaches
+        // `current`'s node through the release sequence our successful CAS continues (the
+        // loom suite runs a model with this very ordering; `docs/concurrency.md`).
+        let publish = mutable_ordering!(Ordering::Release, mutants::RELAXED_PUBLISH);
+        while let Err(current) = head.compare_exchange(expected, node, publish, Ordering::Relaxed) {
             expected = current;
             retries += 1;
             // SAFETY: the CAS failed, so `node` is still unpublished: this thread, which
@@ -357,7 +376,9 @@ impl<T: Fold> FuncSaver<T> for SharedSaver<'_, T> {
         let table = self.table;
         check_entry(entry, table.heads.len());
         let head = &table.heads[entry as usize];
-        let first = head.load(Ordering::Acquire);
+        // Acquire: the walk below reads the links of nodes other owners published (see
+        // `Node::link`).
+        let first = head.load(mutable_ordering!(Ordering::Acquire, mutants::RELAXED_FIND));
         match table.nodes(first).find(|&(owner, _)| owner == self.owner) {
             // SAFETY: `node` belongs to `self.owner`, whose only saver is `self` (`OwnerClaims`),
             // and `&mut self` excludes a re-entrant save; walkers never read states, and
@@ -388,6 +409,26 @@ mod tests {
 
     contract_tests!(SharedTable);
 
+    /// ThreadSanitizer's negative control (scripts/test.sh): in a build with the mutant
+    /// switches (`--cfg dwarf2btf_mutants`), `DWARF2BTF_MUTANT=relaxed_find` or
+    /// `relaxed_publish` runs the contract's concurrent saves with that ordering weakened to
+    /// `Relaxed`, and TSan must report the data race on a node's link. Without the variable it
+    /// runs them unmutated.
+    #[cfg(dwarf2btf_mutants)]
+    #[test]
+    fn contract_under_the_mutant_in_the_environment() {
+        let mutant = match std::env::var("DWARF2BTF_MUTANT").as_deref() {
+            Ok("relaxed_find") => Some(&mutants::RELAXED_FIND),
+            Ok("relaxed_publish") => Some(&mutants::RELAXED_PUBLISH),
+            Ok(other) => panic!("DWARF2BTF_MUTANT={other}: no such ordering mutant"),
+            Err(_) => None,
+        };
+        if let Some(mutant) = mutant {
+            mutant.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        contract::check::<SharedTable<Vec<Inst>>>();
+    }
+
     #[test]
     #[should_panic(expected = "owner 2 out of range")]
     fn owner_out_of_range_panics() {
@@ -404,8 +445,12 @@ mod tests {
         c.save(1, 'C');
         b.save(0, 'b');
         a.save(1, 'A');
-        assert_eq!(table.walk_owners(1).collect::<Vec<_>>(), [0, 2]);
-        assert_eq!(table.walk_owners(0).collect::<Vec<_>>(), [1]);
+        let owners = |entry: usize| -> Vec<Owner> {
+            let first = table.heads[entry].load(Ordering::Acquire);
+            table.nodes(first).map(|(owner, _)| owner).collect()
+        };
+        assert_eq!(owners(1), [0, 2]);
+        assert_eq!(owners(0), [1]);
         drop((a, b, c));
         assert_eq!(
             table.finish(),
@@ -432,22 +477,22 @@ mod tests {
 
     #[test]
     fn arena_chunks_grow_and_slots_stay_put() {
-        let table = SharedTable::<Vec<u32>>::new(3000, 1);
+        // 8 + 16 + … + 1024 + 1024 + 1024 slots for 3000 nodes; under Miri, which interprets
+        // every step, 8 + … + 128 for 200 (still every kind of chunk but the capped ones).
+        let (entries, want_chunks) = if cfg!(miri) { (200, 5) } else { (3000, 9) };
+        let table = SharedTable::<Vec<u32>>::new(entries as usize, 1);
         {
             let mut saver = table.saver(0);
-            for entry in 0..3000 {
+            for entry in 0..entries {
                 saver.save(entry, entry);
             }
-            for entry in (0..3000).step_by(7) {
+            for entry in (0..entries).step_by(7) {
                 saver.save(entry, entry + 10_000);
             }
         }
         // SAFETY: no saver is left, so nothing else uses the arena.
         let chunks = table.arenas[0].with(|arena| unsafe { (*arena).chunks.len() });
-        assert_eq!(
-            chunks, 9,
-            "8 + 16 + … + 1024 + 1024 + 1024 slots for 3000 nodes"
-        );
+        assert_eq!(chunks, want_chunks, "chunks for {entries} nodes");
         let out = table.finish();
         for (entry, folds) in (0..).zip(&out) {
             let instances = folds.concat();
