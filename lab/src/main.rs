@@ -62,6 +62,11 @@ enum Command {
         /// wall time).
         #[arg(long)]
         no_latency: bool,
+        /// Pin replay thread i to CPU i mod the CPU count (Linux), before the start barrier;
+        /// a run where a thread could not be pinned warns once, runs unpinned and is marked
+        /// so in the CSV's last column, `pinned`.
+        #[arg(long)]
+        pin: bool,
         /// Also write each combination's last run as a trace, `PREFIX-design-fold-threads.saves`
         /// (start, duration, entry and thread of every save), for `model --as-recorded`.
         #[arg(long, value_name = "PREFIX")]
@@ -142,6 +147,7 @@ fn run(command: Command) -> Result<(), String> {
             runs,
             work_ns,
             no_latency,
+            pin,
             timeline,
         } => {
             let trace = SaveTrace::read(&read(&trace)?)?;
@@ -152,6 +158,7 @@ fn run(command: Command) -> Result<(), String> {
                 runs,
                 work_ns,
                 latency: !no_latency,
+                pin,
                 timeline,
             };
             let file =

@@ -1,11 +1,13 @@
 //! Replaying a trace's saves at N threads against one table design and one fold, timed: the
 //! threads are spawned and their saves built before a start barrier, so only the saves, the
 //! joins and `finish` are in the timed region; `finish` is also timed on its own. Each save
-//! can be timed into a per-thread latency histogram (hdrhistogram), merged per run.
+//! can be timed into a per-thread latency histogram (hdrhistogram), merged per run. With
+//! pinning, replay thread *i* pins itself to CPU *i* mod the CPU count before the barrier.
 
 use std::hint::black_box;
 use std::io::{self, Write};
-use std::sync::Barrier;
+use std::num::NonZeroUsize;
+use std::sync::{Barrier, Once};
 use std::time::Instant;
 
 use dwarf2btf::config::Design;
@@ -115,6 +117,9 @@ pub struct Settings {
     pub runs: usize,
     pub work_ns: u64,
     pub latency: bool,
+    /// Pin replay thread *i* to CPU *i* mod the CPU count ([`cpu_for`]); a run where a thread
+    /// could not be pinned is reported unpinned.
+    pub pin: bool,
     /// Write each combination's last run's saves as a trace to `PREFIX-design-fold-threads.saves`
     /// (when, on which thread, how long: what `dwarf2btf-lab model --as-recorded` reads).
     pub timeline: Option<std::path::PathBuf>,
@@ -135,13 +140,15 @@ struct Run {
     memory: Option<TableMemory>,
     /// Every save (start, duration, entry, thread), when asked for.
     timeline: Vec<SaveRecord>,
+    /// Every thread pinned itself to its CPU.
+    pinned: bool,
 }
 
 /// The CSV's header; [`replay_all`] writes one row per timed run.
 pub const CSV_HEADER: &str = "design,fold,threads,run,saves,work_ns,wall_ns,finish_ns,\
                               p50_ns,p99_ns,max_ns,cas_failures,lock_waits,folds,\
                               mem_bytes,mem_shared_index,mem_owner_index,mem_records,\
-                              mem_slack,mem_per_owner,mem_heap";
+                              mem_slack,mem_per_owner,mem_heap,pinned";
 
 /// Every (threads, fold, design) combination, `settings.runs` times, interleaved (run index
 /// outermost, so drift over time spreads over every design alike), each after one untimed
@@ -182,7 +189,7 @@ pub fn replay_all(trace: &SaveTrace, settings: &Settings, mut out: impl Write) -
                     };
                     writeln!(
                         out,
-                        "{},{},{threads},{run},{saves},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                        "{},{},{threads},{run},{saves},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                         design.name(),
                         fold.name(),
                         settings.work_ns,
@@ -200,7 +207,8 @@ pub fn replay_all(trace: &SaveTrace, settings: &Settings, mut out: impl Write) -
                         m.records,
                         m.slack,
                         m.per_owner,
-                        m.heap
+                        m.heap,
+                        u8::from(r.pinned)
                     )?;
                     if let (Some(prefix), true) = (&settings.timeline, run == settings.runs) {
                         write_timeline(prefix, &r, trace.entries, threads, key)?;
@@ -275,6 +283,64 @@ fn timeline_record(epoch: Instant, t: Instant, ns: u64, entry: u32, owner: u32) 
     }
 }
 
+/// The CPU replay thread `thread` pins itself to: `thread` mod `cpus`.
+fn cpu_for(thread: usize, cpus: NonZeroUsize) -> usize {
+    thread % cpus
+}
+
+/// Pins the calling thread to `cpu` (`sched_setaffinity`).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn pin_to(cpu: usize) -> io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("CPU {cpu} is beyond CPU_SETSIZE"),
+        ));
+    }
+    // SAFETY: `cpu_set_t` is a plain bit array; all zeroes is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid `cpu_set_t`, and `cpu` < `CPU_SETSIZE`, its bit count (checked
+    // above).
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: pid 0 is the calling thread; `set` is an initialized `cpu_set_t` and the size
+    // passed is its own, so the kernel reads only within it.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Pinning is implemented for Linux only.
+#[cfg(not(target_os = "linux"))]
+fn pin_to(_cpu: usize) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "thread pinning is implemented for Linux only",
+    ))
+}
+
+/// Pins replay thread `thread` to [`cpu_for`] it; on failure, warns (once per process) and
+/// returns false: the thread runs unpinned and the run is reported unpinned.
+fn pin_thread(thread: usize, cpus: NonZeroUsize) -> bool {
+    static WARNED: Once = Once::new();
+    let cpu = cpu_for(thread, cpus);
+    match pin_to(cpu) {
+        Ok(()) => true,
+        Err(e) => {
+            WARNED.call_once(|| {
+                eprintln!(
+                    "dwarf2btf-lab: warning: cannot pin replay thread {thread} to CPU {cpu} \
+                     ({e}); running unpinned, and such runs are marked pinned=0 in the CSV"
+                );
+            });
+            false
+        }
+    }
+}
+
 /// A new histogram of nanoseconds (1 ns to an hour, 3 significant digits).
 fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds")
@@ -288,7 +354,8 @@ fn work(ns: u64) {
     }
 }
 
-/// Threads spawned, savers taken and saves built, then a barrier; timed from the barrier to
+/// Threads spawned (and pinned, with `settings.pin`), savers taken and saves built, then a
+/// barrier; timed from the barrier to
 /// the end of `finish` (joins included). The folds are dropped after the clock stops. With
 /// `memory`, the table's memory is counted between the joins and `finish`, and that time is
 /// left out of the wall time.
@@ -302,6 +369,10 @@ fn run<T: FuncTable<F>, F: Fold>(
     let barrier = Barrier::new(saves.len() + 1);
     let (latency, work_ns) = (settings.latency, settings.work_ns);
     let timeline = latency && settings.timeline.is_some();
+    let (pin, cpus) = (
+        settings.pin,
+        std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN),
+    );
     let epoch = Instant::now();
     let (start, threads) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..)
@@ -312,6 +383,7 @@ fn run<T: FuncTable<F>, F: Fold>(
                 s.spawn(move || {
                     let mut h = histogram();
                     let mut records = Vec::with_capacity(if timeline { saves.len() } else { 0 });
+                    let pinned = pin && pin_thread(owner as usize, cpus);
                     barrier.wait();
                     for (entry, instance) in saves {
                         if work_ns > 0 {
@@ -331,13 +403,13 @@ fn run<T: FuncTable<F>, F: Fold>(
                     }
                     // Inside the timed region: save-merge and private hand their lists over here.
                     drop(saver);
-                    (h, records)
+                    (h, records, pinned)
                 })
             })
             .collect();
         barrier.wait();
         let start = Instant::now();
-        let threads: Vec<(Histogram<u64>, Vec<SaveRecord>)> = handles
+        let threads: Vec<(Histogram<u64>, Vec<SaveRecord>, bool)> = handles
             .into_iter()
             .map(|h| h.join().expect("a replay thread panicked"))
             .collect();
@@ -351,9 +423,11 @@ fn run<T: FuncTable<F>, F: Fold>(
     let end = Instant::now();
     let mut all = histogram();
     let mut timeline = Vec::new();
-    for (h, records) in threads {
+    let mut pinned = pin;
+    for (h, records, thread_pinned) in threads {
         all.add(&h).expect("same bounds");
         timeline.extend(records);
+        pinned &= thread_pinned;
     }
     Run {
         wall_ns: (joined.duration_since(start) + end.duration_since(finish_start)).as_nanos()
@@ -364,5 +438,74 @@ fn run<T: FuncTable<F>, F: Fold>(
         folds: folds.iter().map(Vec::len).sum(),
         memory,
         timeline,
+        pinned,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{generate, Params};
+
+    #[test]
+    fn thread_i_goes_to_cpu_i_mod_the_cpu_count() {
+        let two = NonZeroUsize::new(2).unwrap();
+        let cpus: Vec<usize> = (0..5).map(|i| cpu_for(i, two)).collect();
+        assert_eq!(cpus, [0, 1, 0, 1, 0]);
+        assert_eq!(cpu_for(7, NonZeroUsize::MIN), 0);
+        assert_eq!(cpu_for(3, NonZeroUsize::new(64).unwrap()), 3);
+    }
+
+    /// The `pinned` column of each row of a replay CSV.
+    fn pinned_column(csv: &[u8]) -> Vec<String> {
+        let text = std::str::from_utf8(csv).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next().unwrap().rsplit(',').next(), Some("pinned"));
+        lines
+            .map(|l| l.rsplit(',').next().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_pinned_replay_runs_and_reports_pinned() {
+        let trace = generate(&Params {
+            out: std::path::PathBuf::new(),
+            functions: 100,
+            saves: 1000,
+            skew: 0.5,
+            spread: 2,
+            batch_saves: 50,
+            seed: 3,
+        });
+        let settings = |pin| Settings {
+            threads: vec![2],
+            designs: vec![Design::Shared, Design::SaveMerge],
+            folds: vec![FoldKind::Summary],
+            runs: 2,
+            work_ns: 0,
+            latency: true,
+            pin,
+            timeline: None,
+        };
+        // Where this process may not run on CPUs 0 and 1 (a restricted cpuset, or not Linux),
+        // the replay must still run, and report its runs unpinned.
+        let cpus = std::thread::available_parallelism().unwrap();
+        let pinnable = std::thread::spawn(move || (0..2).all(|i| pin_to(cpu_for(i, cpus)).is_ok()))
+            .join()
+            .unwrap();
+        let expected = if pinnable { "1" } else { "0" };
+        let mut csv = Vec::new();
+        replay_all(&trace, &settings(true), &mut csv).unwrap();
+        assert_eq!(pinned_column(&csv), [expected; 4]);
+        // Whatever the allowed set, on Linux some CPU in it can be pinned to.
+        #[cfg(target_os = "linux")]
+        assert!(std::thread::spawn(
+            || (0..libc::CPU_SETSIZE as usize).any(|cpu| pin_to(cpu).is_ok())
+        )
+        .join()
+        .unwrap());
+        let mut csv = Vec::new();
+        replay_all(&trace, &settings(false), &mut csv).unwrap();
+        assert_eq!(pinned_column(&csv), ["0"; 4]);
     }
 }

@@ -1,7 +1,8 @@
 //! The summary of a replay CSV: per (fold, threads, design), the median of the wall time, of
 //! `finish`'s time and of the per-save p50 and p99 latencies, each with a percentile-bootstrap 95 %
 //! confidence interval (resampling the runs with replacement, seeded: the same CSV and seed
-//! give the same table), as Markdown.
+//! give the same table), as Markdown. Pinned runs (a CSV's `pinned` column, absent in older
+//! CSVs) are their own cells, the design named `DESIGN-pinned`.
 
 use std::collections::BTreeMap;
 
@@ -88,6 +89,7 @@ pub fn summarize(csv: &str, resamples: usize, seed: u64) -> Result<Summary, Stri
     .map(column);
     let (design, fold, threads) = (design?, fold?, threads?);
     let [wall, finish, p50, p99, cas, waits] = [wall?, finish?, p50?, p99?, cas?, waits?];
+    let pinned = header.iter().position(|&h| h == "pinned");
     // (fold, threads, design) → the columns' values over the runs.
     let mut groups: BTreeMap<(String, usize, String), [Vec<f64>; 6]> = BTreeMap::new();
     for line in lines.filter(|l| !l.is_empty()) {
@@ -95,8 +97,13 @@ pub fn summarize(csv: &str, resamples: usize, seed: u64) -> Result<Summary, Stri
         let n: usize = cells[threads]
             .parse()
             .map_err(|_| format!("bad row {line}"))?;
-        let key = (cells[fold].to_string(), n, cells[design].to_string());
-        let group = groups.entry(key).or_default();
+        let design = match pinned.and_then(|at| cells.get(at)) {
+            Some(&"1") => format!("{}-pinned", cells[design]),
+            _ => cells[design].to_string(),
+        };
+        let group = groups
+            .entry((cells[fold].to_string(), n, design))
+            .or_default();
         for (values, at) in group.iter_mut().zip([wall, finish, p50, p99, cas, waits]) {
             if let Ok(v) = cells[at].parse::<f64>() {
                 values.push(v);
@@ -223,6 +230,23 @@ mod tests {
         assert_eq!(median_ci(&values, 2000, &mut Rng::new(9)), (low, high));
         // Constant data: a point interval.
         assert_eq!(median_ci(&[5.0; 7], 100, &mut Rng::new(1)), (5.0, 5.0));
+    }
+
+    #[test]
+    fn pinned_runs_are_their_own_cells() {
+        let csv = "design,fold,threads,wall_ns,finish_ns,p50_ns,p99_ns,cas_failures,lock_waits,\
+                   pinned\n\
+                   shared,trivial,2,1000000,0,,,0,0,0\n\
+                   shared,trivial,2,3000000,0,,,0,0,1\n";
+        let table = summarize(csv, 100, 1).unwrap().markdown;
+        assert!(
+            table.contains("| trivial | 2 | shared | 1 | 1.00 [1.00, 1.00] |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| trivial | 2 | shared-pinned | 1 | 3.00 [3.00, 3.00] |"),
+            "{table}"
+        );
     }
 
     #[test]
