@@ -24,7 +24,7 @@ OUT=${OUT:-docs/bench}
 VMLINUX=${VMLINUX:-$(scripts/fetch-kernel.sh)}
 scripts/apt-install.sh time gnuplot-nox
 cargo build --release --quiet
-BIN=target/release/dwarf2btf
+BIN=${CARGO_TARGET_DIR:-target}/release/dwarf2btf
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$OUT"
@@ -59,7 +59,7 @@ run1() {
   if [ "$tool" = dwarf2btf ]; then
     table=$(awk '
       $1 == "functions" { pass = $2 }
-      /^function table/ {
+      /^function table \(/ {
         for (i = 1; i <= NF; i++) {
           if ($(i + 1) == "per-owner") folds = $i
           if ($i == "contention") contention = $(i + 1)

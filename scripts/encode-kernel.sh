@@ -12,7 +12,7 @@ VMLINUX=$(scripts/fetch-kernel.sh)
 CACHE=$(dirname "$VMLINUX")
 OUT=$CACHE/vmlinux.dwarf2btf.btf
 cargo build --release --quiet
-BIN=target/release/dwarf2btf
+BIN=${CARGO_TARGET_DIR:-target}/release/dwarf2btf
 
 JOBS=-j2
 if [ $# -gt 0 ] && [[ $1 == -j* ]]; then JOBS=$1; shift; fi
