@@ -5,7 +5,8 @@
 # the fixture compilers (gcc, clang, with lld for LTO) and dwz, libbpf-sys's build inputs (libelf, zlib, pkg-config),
 # binutils (readelf), GNU time, strace (tests/write_safety.rs), and what
 # scripts/kernel-check-6.1.sh needs to boot Debian's 6.1 kernel (qemu, cpio, a static libc for
-# its /init). Idempotent: skips apt when everything is present.
+# its /init), and nightly Rust's Miri (the shared function table's unit tests run under it).
+# Idempotent: skips apt and rustup when everything is present.
 set -euo pipefail
 
 "$(dirname "$0")/apt-install.sh" dwarves bpftool python3 clang clang-16 llvm lld dwz gcc libelf-dev zlib1g-dev pkg-config \
@@ -14,3 +15,11 @@ set -euo pipefail
 if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install --locked cargo-nextest
 fi
+
+# Miri: nightly's miri and rust-src components (the machine's nightly toolchain when it has
+# one, else a minimal one), and Miri's sysroot.
+if ! cargo +nightly miri --version >/dev/null 2>&1; then
+  rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+  rustup +nightly component add miri rust-src
+fi
+cargo +nightly miri setup >/dev/null

@@ -116,6 +116,10 @@ for mutant in relaxed_find relaxed_publish; do
     exit 1
   fi
 done
+# Miri over the shared table's unit tests: the arena's raw pointers under Stacked Borrows,
+# every access against Miri's data-race detector, the atomics under its weak-memory
+# emulation (a reduced run: the other designs share nothing unsafe; own target dir).
+CARGO_TARGET_DIR=target/miri cargo +nightly miri test --lib -- functions::table::shared::
 # real kernels built with dwarf2btf as PAHOLE, booted under qemu, accepting their own BTF;
 # a 7.2 comparison with pahole HEAD that cannot run (sid moved on) is listed with the skips
 for version in ${KERNEL_BUILDS-6.12 6.1 7.2}; do
