@@ -162,7 +162,11 @@ pub fn read_base(path: &Path) -> Result<Arc<Btf>> {
 pub fn read_file(path: &Path, base: Option<Arc<Btf>>) -> Result<Btf> {
     // Mapped where the file allows it: a base vmlinux is hundreds of MiB, of which only .BTF
     // is wanted. sysfs (/sys/kernel/btf/vmlinux) refuses mmap, so such files are read.
-    let mapped = Mapped::open(path);
+    // SAFETY: the map lives only until `parse` has copied the BTF out of it, and a BTF file
+    // being read is not rewritten meanwhile: a precondition the project accepts (pahole and
+    // bpftool map or read the same files with the same exposure); dwarf2btf's own writes go
+    // to a temporary file renamed over the target, never into a mapped inode.
+    let mapped = unsafe { Mapped::open(path) };
     let read;
     let data = match &mapped {
         Ok(m) => m.bytes(),
