@@ -92,8 +92,32 @@ pub struct Summary {
     pub saves: Option<SaveTrace>,
 }
 
-/// Encodes `config.input` and writes the BTF to `config.output`.
-pub fn run(config: &Config) -> Result<Summary> {
+/// What a run does to the process around it, chosen by its caller (the binary): the library
+/// opens no output stream and sets no allocator policy of its own accord, as ripgrep keeps
+/// both in its binary.
+pub struct Host<'h> {
+    /// Where the run's lines go: the final pass's `-V` skip lines (with [`Config::verbose`])
+    /// and the encoder's notes.
+    pub out: Box<dyn Write + 'h>,
+    /// Called where the run has just freed much memory (after the encoding, after the
+    /// dedup), before the next phase's peak: the binary's allocator policy goes here.
+    pub freed: Box<dyn Fn() + 'h>,
+}
+
+impl Host<'_> {
+    /// A host that discards the run's lines and leaves the allocator alone (tests,
+    /// benchmarks, fuzzing).
+    pub fn quiet() -> Self {
+        Host {
+            out: Box::new(std::io::sink()),
+            freed: Box::new(|| ()),
+        }
+    }
+}
+
+/// Encodes `config.input` and writes the BTF to `config.output`; `host` takes the run's
+/// lines and its moments of freed memory.
+pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
     let start = RunClock::start();
     let base = config.base.as_deref().map(read::read_base).transpose()?;
     // SAFETY: the input is not modified during the run, a precondition the project accepts
@@ -115,15 +139,16 @@ pub fn run(config: &Config) -> Result<Summary> {
         &start,
         &mut summary,
         None,
+        &mut host.out,
     )?
     else {
         summary.seconds = start.elapsed();
         return Ok(summary);
     };
     // The DWARF is done with: drop its pages from the resident set before dedup's peak, and
-    // give the heap the workers freed back to the system.
+    // let the host give the heap the workers freed back to the system.
     mapped.release(0..mapped.bytes().len());
-    return_free_heap();
+    (host.freed)();
     summary.phases.push(start.end("datasecs"));
     summary.types_before_dedup = btf.type_cnt() - btf.start_id();
     if config.no_dedup {
@@ -142,7 +167,7 @@ pub fn run(config: &Config) -> Result<Summary> {
             .collect();
         summary.held.extend(run.held);
         summary.phases.push(start.end("dedup"));
-        return_free_heap();
+        (host.freed)();
     }
     summary.types = btf.type_cnt() - btf.start_id();
     drop(elf);
@@ -152,16 +177,6 @@ pub fn run(config: &Config) -> Result<Summary> {
     summary.phases.push(start.end("write"));
     summary.seconds = start.elapsed();
     Ok(summary)
-}
-
-/// Returns the free memory at the top of glibc's heaps to the system (the arenas keep what
-/// the workers freed otherwise), so the next phase's peak does not stand on it.
-fn return_free_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases memory that no allocation holds; it takes no pointer.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }
 
 /// Writes the BTF where `config.output` says; returns the size of the `.BTF` data written.
@@ -198,7 +213,8 @@ fn write_output(btf: Btf, config: &Config) -> Result<usize> {
 }
 
 /// Encodes every CU, functions and variables, as split BTF on `base` when there is one;
-/// `None` when there is nothing to write. `watch` is shown the functions it watches.
+/// `None` when there is nothing to write. `watch` is shown the functions it watches; `out`
+/// takes the final pass's `-V` lines and the encoder's notes.
 ///
 /// The CUs' records are held compact in the returned store (every id from `void` on, the
 /// base's included), the rest (functions, DATASECs) raw in the BTF: see
@@ -213,6 +229,7 @@ pub fn encode(
     clock: &RunClock,
     summary: &mut Summary,
     watch: Option<&dyn FuncWatch>,
+    out: &mut dyn Write,
 ) -> Result<Option<(Btf, Store)>> {
     let path = elf.path();
     let Some(sections) = DebugSections::load(elf)? else {
@@ -336,14 +353,13 @@ pub fn encode(
         dwarf_peak.into_inner(),
     ));
     messages.extend(chunk_messages);
-    let stdout = std::io::stdout();
     store.shrink_to_fit();
     let stats: FuncStats = FinalPass {
         btf: &mut btf,
         store: &store,
         chunk_offsets: &chunk_offsets,
         features: &config.features,
-        log: config.verbose.then(|| stdout.lock()),
+        log: config.verbose.then_some(&mut *out),
         watch,
     }
     .run(&funcs, groups)?;
@@ -351,15 +367,8 @@ pub fn encode(
     summary.funcs_skipped = stats.skipped;
     summary.phases.push(clock.end("functions"));
     vars.add_datasecs(&mut btf, &mut secinfos)?;
-    if !messages.is_empty() {
-        // A watched run's stdout is the watcher's report: its notes go to stderr.
-        let mut out: Box<dyn Write> = match watch {
-            None => Box::new(std::io::stdout().lock()),
-            Some(_) => Box::new(std::io::stderr().lock()),
-        };
-        for m in &messages {
-            let _ = writeln!(out, "{m}");
-        }
+    for m in &messages {
+        let _ = writeln!(out, "{m}");
     }
     if btf.own_len() == 0 {
         summary.nothing_written = Some("no types were encoded".into());

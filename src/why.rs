@@ -635,8 +635,9 @@ pub struct Answer {
 }
 
 /// Runs the encoding of `config.input` as `config` says, watching `names` (ELF or DWARF
-/// names), and reports on each, in the order given. Nothing is written.
-pub fn why(config: &Config, names: &[String]) -> Result<Answer> {
+/// names), and reports on each, in the order given. Nothing is written but the encoder's
+/// notes, to `notes`.
+pub fn why(config: &Config, names: &[String], notes: &mut dyn std::io::Write) -> Result<Answer> {
     let base = config.base.as_deref().map(read::read_base).transpose()?;
     // SAFETY: the input is not modified during the run, a precondition the project accepts
     // (pahole has the same exposure); `why` writes nothing.
@@ -679,6 +680,7 @@ pub fn why(config: &Config, names: &[String]) -> Result<Answer> {
         &RunClock::start(),
         &mut summary,
         Some(&watcher),
+        notes,
     )?;
     let seen = watcher.seen.into_inner().unwrap_or_else(|e| e.into_inner());
     let reports = names
