@@ -130,18 +130,14 @@ pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
     let mut summary = Summary::default();
     summary.phases.push(start.end("read"));
     let progress = Progress::new();
-    let Some((mut btf, store)) = encode(
-        &elf,
-        &mapped,
+    let run = RunContext {
         config,
-        base,
-        &progress,
-        &start,
-        &mut summary,
-        None,
-        &mut host.out,
-    )?
-    else {
+        progress: &progress,
+        clock: &start,
+        summary: &mut summary,
+        out: &mut *host.out,
+    };
+    let Some((mut btf, store)) = encode(&elf, &mapped, base, run, None)? else {
         summary.seconds = start.elapsed();
         return Ok(summary);
     };
@@ -212,24 +208,38 @@ fn write_output(btf: Btf, config: &Config) -> Result<usize> {
     Ok(sections[0].1.len())
 }
 
+/// The run an encoding is part of: what it was asked to do, and what it reports to.
+pub struct RunContext<'r> {
+    /// The run's configuration.
+    pub config: &'r Config,
+    /// The progress display, told the phase and the CUs done.
+    pub progress: &'r Progress,
+    /// The run's clock, which the encoding's phase ends are measured on.
+    pub clock: &'r RunClock,
+    /// What the run did, which the encoding adds to.
+    pub summary: &'r mut Summary,
+    /// Where the final pass's `-V` lines and the encoder's notes go.
+    pub out: &'r mut dyn Write,
+}
+
 /// Encodes every CU, functions and variables, as split BTF on `base` when there is one;
-/// `None` when there is nothing to write. `watch` is shown the functions it watches; `out`
-/// takes the final pass's `-V` lines and the encoder's notes.
+/// `None` when there is nothing to write. `watch` is shown the functions it watches.
 ///
 /// The CUs' records are held compact in the returned store (every id from `void` on, the
 /// base's included), the rest (functions, DATASECs) raw in the BTF: see
 /// [`Btf::hold_in_store`].
-#[allow(clippy::too_many_arguments)]
 pub fn encode(
     elf: &Elf<'_>,
     mapped: &Mapped,
-    config: &Config,
     base: Option<Arc<Btf>>,
-    progress: &Progress,
-    clock: &RunClock,
-    summary: &mut Summary,
+    RunContext {
+        config,
+        progress,
+        clock,
+        summary,
+        out,
+    }: RunContext<'_>,
     watch: Option<&dyn FuncWatch>,
-    out: &mut dyn Write,
 ) -> Result<Option<(Btf, Store)>> {
     let path = elf.path();
     let Some(sections) = DebugSections::load(elf)? else {

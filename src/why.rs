@@ -24,7 +24,7 @@ use crate::input::arch::UNKNOWN_REG;
 use crate::input::elf::{Elf, STT_FUNC};
 use crate::input::symbols::{base_name, has_non_fn_suffix};
 use crate::mapped::Mapped;
-use crate::pipeline::{self, Summary};
+use crate::pipeline::{self, RunContext, Summary};
 use crate::progress::Progress;
 use crate::stats::RunClock;
 
@@ -671,17 +671,14 @@ pub fn why(config: &Config, names: &[String], notes: &mut dyn std::io::Write) ->
         }
     }
     let mut summary = Summary::default();
-    pipeline::encode(
-        &elf,
-        &mapped,
+    let run = RunContext {
         config,
-        base,
-        &Progress::new(),
-        &RunClock::start(),
-        &mut summary,
-        Some(&watcher),
-        notes,
-    )?;
+        progress: &Progress::new(),
+        clock: &RunClock::start(),
+        summary: &mut summary,
+        out: notes,
+    };
+    pipeline::encode(&elf, &mapped, base, run, Some(&watcher))?;
     let seen = watcher.seen.into_inner().unwrap_or_else(|e| e.into_inner());
     let reports = names
         .iter()
