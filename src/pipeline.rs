@@ -115,18 +115,41 @@ impl Host<'_> {
     }
 }
 
+/// A run's input opened, the opening that [`run`] and `why` share: the base BTF read (when
+/// `--btf_base` names one) and the ELF file mapped.
+pub struct Input {
+    /// The base BTF the encoding is split on.
+    pub base: Option<Arc<Btf>>,
+    /// The ELF file.
+    pub mapped: Mapped,
+}
+
+impl Input {
+    /// Reads `config.base` and maps `config.input`.
+    pub fn open(config: &Config) -> Result<Self> {
+        let base = config.base.as_deref().map(read::read_base).transpose()?;
+        // SAFETY: the input is not modified during the run, a precondition the project
+        // accepts (pahole's libelf reads the same file under the same exposure); the in-place
+        // output (`output::elf`) writes a temporary file and renames it over the input, so
+        // the mapped inode itself is never written, and `why` writes nothing.
+        let mapped = unsafe { Mapped::open(&config.input) }?;
+        Ok(Input { base, mapped })
+    }
+
+    /// The mapped file read as ELF, with `config`'s limit on decompressed sections.
+    pub fn elf(&self, config: &Config) -> Result<Elf<'_>> {
+        let mut elf = Elf::parse(&self.mapped)?;
+        elf.limit_decompression(config.max_decompress_ratio);
+        Ok(elf)
+    }
+}
+
 /// Encodes `config.input` and writes the BTF to `config.output`; `host` takes the run's
 /// lines and its moments of freed memory.
 pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
     let start = RunClock::start();
-    let base = config.base.as_deref().map(read::read_base).transpose()?;
-    // SAFETY: the input is not modified during the run, a precondition the project accepts
-    // (pahole's libelf reads the same file under the same exposure); the in-place output
-    // (`output::elf`) writes a temporary file and renames it over the input, so the mapped
-    // inode itself is never written.
-    let mapped = unsafe { Mapped::open(&config.input) }?;
-    let mut elf = Elf::parse(&mapped)?;
-    elf.limit_decompression(config.max_decompress_ratio);
+    let input = Input::open(config)?;
+    let elf = input.elf(config)?;
     let mut summary = Summary::default();
     summary.phases.push(start.end("read"));
     let progress = Progress::new();
@@ -137,13 +160,13 @@ pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
         summary: &mut summary,
         out: &mut *host.out,
     };
-    let Some((mut btf, store)) = encode(&elf, &mapped, base, run, None)? else {
+    let Some((mut btf, store)) = encode(&elf, &input, run, None)? else {
         summary.seconds = start.elapsed();
         return Ok(summary);
     };
     // The DWARF is done with: drop its pages from the resident set before dedup's peak, and
     // let the host give the heap the workers freed back to the system.
-    mapped.release(0..mapped.bytes().len());
+    input.mapped.release(0..input.mapped.bytes().len());
     (host.freed)();
     summary.phases.push(start.end("datasecs"));
     summary.types_before_dedup = btf.type_cnt() - btf.start_id();
@@ -167,7 +190,7 @@ pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
     }
     summary.types = btf.type_cnt() - btf.start_id();
     drop(elf);
-    drop(mapped);
+    drop(input);
     progress.phase("writing");
     summary.bytes = write_output(btf, config)?;
     summary.phases.push(start.end("write"));
@@ -222,16 +245,15 @@ pub struct RunContext<'r> {
     pub out: &'r mut dyn Write,
 }
 
-/// Encodes every CU, functions and variables, as split BTF on `base` when there is one;
-/// `None` when there is nothing to write. `watch` is shown the functions it watches.
+/// Encodes every CU of `elf` (read from `input`), functions and variables, as split BTF on
+/// `input.base` when there is one; `None` when there is nothing to write. `watch` is shown the functions it watches.
 ///
 /// The CUs' records are held compact in the returned store (every id from `void` on, the
 /// base's included), the rest (functions, DATASECs) raw in the BTF: see
 /// [`Btf::hold_in_store`].
 pub fn encode(
     elf: &Elf<'_>,
-    mapped: &Mapped,
-    base: Option<Arc<Btf>>,
+    input: &Input,
     RunContext {
         config,
         progress,
@@ -241,7 +263,7 @@ pub fn encode(
     }: RunContext<'_>,
     watch: Option<&dyn FuncWatch>,
 ) -> Result<Option<(Btf, Store)>> {
-    let path = elf.path();
+    let (path, mapped) = (elf.path(), &input.mapped);
     let Some(sections) = DebugSections::load(elf)? else {
         summary.nothing_written = Some("no DWARF (.debug_info) in the input".into());
         return Ok(None);
@@ -290,8 +312,8 @@ pub fn encode(
         ctx.prescanned = Mutex::new(Some(types));
     }
     summary.phases.push(clock.end("elf"));
-    let mut dst = match base {
-        Some(base) => Btf::new_split(base),
+    let mut dst = match &input.base {
+        Some(base) => Btf::new_split(base.clone()),
         None => Btf::new(),
     };
     dst.endian = elf.endian;
