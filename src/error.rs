@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+use crate::btf::Kind;
+
 /// Everything that can go wrong in dwarf2btf.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -54,7 +56,12 @@ pub enum Error {
         /// Why it cannot be encoded.
         reason: String,
     },
+    /// BTF data cannot be read: what [`BtfError`] names.
+    #[error("invalid BTF: {0}")]
+    Btf(#[from] BtfError),
     /// BTF data is malformed, or a BTF operation was given invalid input; the text says how.
+    /// The failures [`BtfError`] does not name yet (the builder, the dedup, distill, kernel
+    /// joins) still say it in text; each moves to a variant of its own there.
     #[error("invalid BTF: {0}")]
     BadBtf(String),
     /// BTF would exceed a format limit (the number of types, a vlen); the text says which.
@@ -69,6 +76,58 @@ pub enum Error {
     WorkerStopped {
         /// The first batch that never arrived.
         batch: usize,
+    },
+}
+
+/// What is wrong with BTF bytes being read (`btf::read`): one variant per failure, with its
+/// data, gimli's way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BtfError {
+    /// Fewer bytes than the 24 of a header.
+    #[error("{len} bytes is too short for a BTF header")]
+    TooShort {
+        /// The bytes there are.
+        len: usize,
+    },
+    /// The first two bytes are not the BTF magic in either byte order.
+    #[error("bad magic {magic:#06x} (expected 0xeb9f)")]
+    BadMagic {
+        /// The first two bytes, little-endian.
+        magic: u16,
+    },
+    /// The header length is under 24 or beyond the data.
+    #[error("bad header length {hdr_len}")]
+    BadHeaderLength {
+        /// The header's `hdr_len`.
+        hdr_len: u32,
+    },
+    /// The type or string section ends past the data.
+    #[error("a section runs past the end of the data")]
+    SectionPastEnd,
+    /// The type section's offset or length is not a multiple of 4.
+    #[error("type section is not 4-byte aligned")]
+    TypesUnaligned,
+    /// Fewer words are left than a record's first three.
+    #[error("type #{index} is truncated")]
+    TypeTruncated {
+        /// The record's position in the type section, from 1.
+        index: usize,
+    },
+    /// A record's kind is none the format defines.
+    #[error("type #{index} has unknown kind {kind}")]
+    UnknownKind {
+        /// The record's position in the type section, from 1.
+        index: usize,
+        /// The kind number found.
+        kind: u32,
+    },
+    /// A record's members run past the type section.
+    #[error("type #{index} ({kind}) runs past the type section")]
+    TypePastEnd {
+        /// The record's position in the type section, from 1.
+        index: usize,
+        /// The record's kind.
+        kind: Kind,
     },
 }
 

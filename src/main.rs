@@ -475,7 +475,11 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
         ..config(input, output, args.run, feature_args, args.verbose)?
     };
     bound_malloc_arenas(config.jobs);
-    let summary = pipeline::run(&config)?;
+    let host = pipeline::Host {
+        out: Box::new(std::io::stdout()),
+        freed: Box::new(return_free_heap),
+    };
+    let summary = pipeline::run(&config, host)?;
     if let (Some(path), Some(trace)) = (&args.trace_saves, &summary.saves) {
         let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
         trace
@@ -581,7 +585,8 @@ fn run_why(
 ) -> Result<ExitCode> {
     // Nothing is written: the output is never used.
     let config = config(input, Output::InPlace, args, feature_args, false)?;
-    let answer = dwarf2btf::why::why(&config, names)?;
+    // stdout is the report: the encoder's notes go to stderr.
+    let answer = dwarf2btf::why::why(&config, names, &mut std::io::stderr())?;
     if let Some(why) = &answer.nothing_encoded {
         eprintln!("dwarf2btf: {}: {why}", config.input.display());
     }
@@ -592,6 +597,17 @@ fn run_why(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Returns the free memory at the top of glibc's heaps to the system (the arenas keep what
+/// the workers freed otherwise), so the next phase's peak does not stand on it: the run calls
+/// it where it has just freed much ([`pipeline::Host::freed`]).
+fn return_free_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases memory that no allocation holds; it takes no pointer.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// The size from which glibc maps each block on its own (see [`bound_malloc_arenas`]).

@@ -1,6 +1,8 @@
 //! Files as bytes, memory-mapped: the encoder's ELF input and the BTF files the `btf` readers
 //! take (a base vmlinux is hundreds of MiB, of which only `.BTF` is read). The one place that
-//! maps files, so the `unsafe` of mapping stays here with its argument.
+//! maps files. Mapping is sound only while the file does not change, which no function can
+//! promise on its own, so [`Mapped::open`] is `unsafe` (as ripgrep's `MmapChoice::auto`): each
+//! caller states why its file holds still.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -17,10 +19,18 @@ pub struct Mapped {
 
 impl Mapped {
     /// Maps `path` read-only.
-    pub fn open(path: &Path) -> Result<Self> {
+    ///
+    /// # Safety
+    ///
+    /// The file must not be modified or truncated (by this process or any other) while the
+    /// returned map, or any slice borrowed from it, is alive: the slices are plain `&[u8]`, and
+    /// bytes changing under them, or a `SIGBUS` from a truncated file, is undefined behaviour
+    /// Rust cannot guard against. The map is private and read-only, so dwarf2btf itself never
+    /// writes through it; the caller answers for everyone else.
+    pub unsafe fn open(path: &Path) -> Result<Self> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        // SAFETY: the map is read-only and private to this process; dwarf2btf never writes
-        // through it, and kernel build inputs are not modified while the encoder runs.
+        // SAFETY: the caller promises the file is not changed while the map lives (this
+        // function's contract); the map is read-only, so nothing here writes through it.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
         Ok(Mapped {
             path: path.to_path_buf(),

@@ -93,34 +93,82 @@ pub struct Summary {
     pub saves: Option<SaveTrace>,
 }
 
-/// Encodes `config.input` and writes the BTF to `config.output`.
-pub fn run(config: &Config) -> Result<Summary> {
+/// What a run does to the process around it, chosen by its caller (the binary): the library
+/// opens no output stream and sets no allocator policy of its own accord, as ripgrep keeps
+/// both in its binary.
+pub struct Host<'h> {
+    /// Where the run's lines go: the final pass's `-V` skip lines (with [`Config::verbose`])
+    /// and the encoder's notes.
+    pub out: Box<dyn Write + 'h>,
+    /// Called where the run has just freed much memory (after the encoding, after the
+    /// dedup), before the next phase's peak: the binary's allocator policy goes here.
+    pub freed: Box<dyn Fn() + 'h>,
+}
+
+impl Host<'_> {
+    /// A host that discards the run's lines and leaves the allocator alone (tests,
+    /// benchmarks, fuzzing).
+    pub fn quiet() -> Self {
+        Host {
+            out: Box::new(std::io::sink()),
+            freed: Box::new(|| ()),
+        }
+    }
+}
+
+/// A run's input opened, the opening that [`run`] and `why` share: the base BTF read (when
+/// `--btf_base` names one) and the ELF file mapped.
+pub struct Input {
+    /// The base BTF the encoding is split on.
+    pub base: Option<Arc<Btf>>,
+    /// The ELF file.
+    pub mapped: Mapped,
+}
+
+impl Input {
+    /// Reads `config.base` and maps `config.input`.
+    pub fn open(config: &Config) -> Result<Self> {
+        let base = config.base.as_deref().map(read::read_base).transpose()?;
+        // SAFETY: the input is not modified during the run, a precondition the project
+        // accepts (pahole's libelf reads the same file under the same exposure); the in-place
+        // output (`output::elf`) writes a temporary file and renames it over the input, so
+        // the mapped inode itself is never written, and `why` writes nothing.
+        let mapped = unsafe { Mapped::open(&config.input) }?;
+        Ok(Input { base, mapped })
+    }
+
+    /// The mapped file read as ELF, with `config`'s limit on decompressed sections.
+    pub fn elf(&self, config: &Config) -> Result<Elf<'_>> {
+        let mut elf = Elf::parse(&self.mapped)?;
+        elf.limit_decompression(config.max_decompress_ratio);
+        Ok(elf)
+    }
+}
+
+/// Encodes `config.input` and writes the BTF to `config.output`; `host` takes the run's
+/// lines and its moments of freed memory.
+pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
     let start = RunClock::start();
-    let base = config.base.as_deref().map(read::read_base).transpose()?;
-    let mapped = Mapped::open(&config.input)?;
-    let mut elf = Elf::parse(&mapped)?;
-    elf.limit_decompression(config.max_decompress_ratio);
+    let input = Input::open(config)?;
+    let elf = input.elf(config)?;
     let mut summary = Summary::default();
     summary.phases.push(start.end("read"));
     let progress = Progress::new();
-    let Some((mut btf, store)) = encode(
-        &elf,
-        &mapped,
+    let run = RunContext {
         config,
-        base,
-        &progress,
-        &start,
-        &mut summary,
-        None,
-    )?
-    else {
+        progress: &progress,
+        clock: &start,
+        summary: &mut summary,
+        out: &mut *host.out,
+    };
+    let Some((mut btf, store)) = encode(&elf, &input, run, None)? else {
         summary.seconds = start.elapsed();
         return Ok(summary);
     };
     // The DWARF is done with: drop its pages from the resident set before dedup's peak, and
-    // give the heap the workers freed back to the system.
-    mapped.release(0..mapped.bytes().len());
-    return_free_heap();
+    // let the host give the heap the workers freed back to the system.
+    input.mapped.release(0..input.mapped.bytes().len());
+    (host.freed)();
     summary.phases.push(start.end("datasecs"));
     summary.types_before_dedup = btf.type_cnt() - btf.start_id();
     if config.no_dedup {
@@ -139,26 +187,16 @@ pub fn run(config: &Config) -> Result<Summary> {
             .collect();
         summary.held.extend(run.held);
         summary.phases.push(start.end("dedup"));
-        return_free_heap();
+        (host.freed)();
     }
     summary.types = btf.type_cnt() - btf.start_id();
     drop(elf);
-    drop(mapped);
+    drop(input);
     progress.phase("writing");
     summary.bytes = write_output(btf, config)?;
     summary.phases.push(start.end("write"));
     summary.seconds = start.elapsed();
     Ok(summary)
-}
-
-/// Returns the free memory at the top of glibc's heaps to the system (the arenas keep what
-/// the workers freed otherwise), so the next phase's peak does not stand on it.
-fn return_free_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases memory that no allocation holds; it takes no pointer.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }
 
 /// Writes the BTF where `config.output` says; returns the size of the `.BTF` data written.
@@ -194,24 +232,39 @@ fn write_output(btf: Btf, config: &Config) -> Result<usize> {
     Ok(sections[0].1.len())
 }
 
-/// Encodes every CU, functions and variables, as split BTF on `base` when there is one;
-/// `None` when there is nothing to write. `watch` is shown the functions it watches.
+/// The run an encoding is part of: what it was asked to do, and what it reports to.
+pub struct RunContext<'r> {
+    /// The run's configuration.
+    pub config: &'r Config,
+    /// The progress display, told the phase and the CUs done.
+    pub progress: &'r Progress,
+    /// The run's clock, which the encoding's phase ends are measured on.
+    pub clock: &'r RunClock,
+    /// What the run did, which the encoding adds to.
+    pub summary: &'r mut Summary,
+    /// Where the final pass's `-V` lines and the encoder's notes go.
+    pub out: &'r mut dyn Write,
+}
+
+/// Encodes every CU of `elf` (read from `input`), functions and variables, as split BTF on
+/// `input.base` when there is one; `None` when there is nothing to write. `watch` is shown the functions it watches.
 ///
 /// The CUs' records are held compact in the returned store (every id from `void` on, the
 /// base's included), the rest (functions, DATASECs) raw in the BTF: see
 /// [`Btf::hold_in_store`].
-#[allow(clippy::too_many_arguments)]
 pub fn encode(
     elf: &Elf<'_>,
-    mapped: &Mapped,
-    config: &Config,
-    base: Option<Arc<Btf>>,
-    progress: &Progress,
-    clock: &RunClock,
-    summary: &mut Summary,
+    input: &Input,
+    RunContext {
+        config,
+        progress,
+        clock,
+        summary,
+        out,
+    }: RunContext<'_>,
     watch: Option<&dyn FuncWatch>,
 ) -> Result<Option<(Btf, Store)>> {
-    let path = elf.path();
+    let (path, mapped) = (elf.path(), &input.mapped);
     let Some(sections) = DebugSections::load(elf)? else {
         summary.nothing_written = Some("no DWARF (.debug_info) in the input".into());
         return Ok(None);
@@ -260,8 +313,8 @@ pub fn encode(
         ctx.prescanned = Mutex::new(Some(types));
     }
     summary.phases.push(clock.end("elf"));
-    let mut dst = match base {
-        Some(base) => Btf::new_split(base),
+    let mut dst = match &input.base {
+        Some(base) => Btf::new_split(base.clone()),
         None => Btf::new(),
     };
     dst.endian = elf.endian;
@@ -333,14 +386,13 @@ pub fn encode(
         dwarf_peak.into_inner(),
     ));
     messages.extend(chunk_messages);
-    let stdout = std::io::stdout();
     store.shrink_to_fit();
     let stats: FuncStats = FinalPass {
         btf: &mut btf,
         store: &store,
         chunk_offsets: &chunk_offsets,
         features: &config.features,
-        log: config.verbose.then(|| stdout.lock()),
+        log: config.verbose.then_some(&mut *out),
         watch,
     }
     .run(&funcs, groups)?;
@@ -348,15 +400,8 @@ pub fn encode(
     summary.funcs_skipped = stats.skipped;
     summary.phases.push(clock.end("functions"));
     vars.add_datasecs(&mut btf, &mut secinfos)?;
-    if !messages.is_empty() {
-        // A watched run's stdout is the watcher's report: its notes go to stderr.
-        let mut out: Box<dyn Write> = match watch {
-            None => Box::new(std::io::stdout().lock()),
-            Some(_) => Box::new(std::io::stderr().lock()),
-        };
-        for m in &messages {
-            let _ = writeln!(out, "{m}");
-        }
+    for m in &messages {
+        let _ = writeln!(out, "{m}");
     }
     if btf.own_len() == 0 {
         summary.nothing_written = Some("no types were encoded".into());

@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 use std::sync::Mutex;
 
-use crate::btf::read;
 use crate::config::Config;
 use crate::dwarf::functions::{Param, ParamLoc};
 use crate::encode::chunk::{EncodeWatch, NotSaved, SeenFunction};
@@ -21,10 +20,9 @@ use crate::functions::final_pass::{Decision, SkipReason};
 use crate::functions::instance::{dwarf_flags, flags, FuncInstance};
 use crate::functions::watch::FuncWatch;
 use crate::input::arch::UNKNOWN_REG;
-use crate::input::elf::{Elf, STT_FUNC};
+use crate::input::elf::STT_FUNC;
 use crate::input::symbols::{base_name, has_non_fn_suffix};
-use crate::mapped::Mapped;
-use crate::pipeline::{self, Summary};
+use crate::pipeline::{self, Input, RunContext, Summary};
 use crate::progress::Progress;
 use crate::stats::RunClock;
 
@@ -635,12 +633,11 @@ pub struct Answer {
 }
 
 /// Runs the encoding of `config.input` as `config` says, watching `names` (ELF or DWARF
-/// names), and reports on each, in the order given. Nothing is written.
-pub fn why(config: &Config, names: &[String]) -> Result<Answer> {
-    let base = config.base.as_deref().map(read::read_base).transpose()?;
-    let mapped = Mapped::open(&config.input)?;
-    let mut elf = Elf::parse(&mapped)?;
-    elf.limit_decompression(config.max_decompress_ratio);
+/// names), and reports on each, in the order given. Nothing is written but the encoder's
+/// notes, to `notes`.
+pub fn why(config: &Config, names: &[String], notes: &mut dyn std::io::Write) -> Result<Answer> {
+    let input = Input::open(config)?;
+    let elf = input.elf(config)?;
     let mut wanted: Vec<Vec<u8>> = names
         .iter()
         .map(|n| base_name(n).as_bytes().to_vec())
@@ -668,16 +665,14 @@ pub fn why(config: &Config, names: &[String]) -> Result<Answer> {
         }
     }
     let mut summary = Summary::default();
-    pipeline::encode(
-        &elf,
-        &mapped,
+    let run = RunContext {
         config,
-        base,
-        &Progress::new(),
-        &RunClock::start(),
-        &mut summary,
-        Some(&watcher),
-    )?;
+        progress: &Progress::new(),
+        clock: &RunClock::start(),
+        summary: &mut summary,
+        out: notes,
+    };
+    pipeline::encode(&elf, &input, run, Some(&watcher))?;
     let seen = watcher.seen.into_inner().unwrap_or_else(|e| e.into_inner());
     let reports = names
         .iter()

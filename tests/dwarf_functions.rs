@@ -13,7 +13,7 @@ use dwarf2btf::dwarf::functions::decode_cu_functions;
 use dwarf2btf::dwarf::types::{decode_cu_types, CuTypes, Entry};
 use dwarf2btf::dwarf::units::{unit_headers, Cu, DebugSections};
 use dwarf2btf::input::arch::Arch;
-use dwarf2btf::input::elf::{Elf, Mapped};
+use dwarf2btf::input::elf::Elf;
 
 /// A function as decoded, with owned strings and parameter types rendered as C-ish text.
 #[derive(Clone, Debug)]
@@ -83,7 +83,7 @@ fn type_name(types: &CuTypes<'_>, id: u32) -> String {
 
 /// Decodes every function of every CU of `path`.
 fn decode(path: &Path, features: &Features) -> Vec<Func> {
-    let mapped = Mapped::open(path).unwrap();
+    let mapped = common::map(path);
     let elf = Elf::parse(&mapped).unwrap();
     let arch = Arch::from_elf_machine(elf.machine);
     let sections = DebugSections::load(&elf).unwrap().expect("no DWARF");
@@ -517,7 +517,7 @@ fn vmlinux_skip_reasons_match_pahole_head() {
     let oracle = std::fs::read_to_string(oracle).unwrap();
     let expected = common::compare::skip_reasons(&oracle);
 
-    let mapped = Mapped::open(&path).unwrap();
+    let mapped = common::map(&path);
     let elf = Elf::parse(&mapped).unwrap();
     let arch = Arch::from_elf_machine(elf.machine);
     let table = ElfFunctions::collect(&elf).unwrap();

@@ -263,7 +263,7 @@ fn built() -> &'static Built {
 /// pahole does (functions aside), and writes the raw BTF next to it. Returns that file and
 /// the messages the variable encoder gave.
 fn encode_vars(path: &Path, features: &Features, out: &Path) -> (PathBuf, Vec<String>) {
-    let mapped = Mapped::open(path).unwrap();
+    let mapped = common::map(path);
     let elf = Elf::parse(&mapped).unwrap();
     let sections = DebugSections::load(&elf).unwrap().expect("has DWARF");
     let dwarf = sections.dwarf();
@@ -620,7 +620,7 @@ fn expected_functions(path: &Path) -> BTreeMap<Vec<u8>, Vec<(String, u64)>> {
 }
 
 fn check_functions_against_readelf(path: &Path) -> ElfFunctions<'static> {
-    let mapped: &'static Mapped = Box::leak(Box::new(Mapped::open(path).unwrap()));
+    let mapped: &'static Mapped = Box::leak(Box::new(common::map(path)));
     let elf = Elf::parse(mapped).unwrap();
     let funcs = ElfFunctions::collect(&elf).unwrap();
     let expected = expected_functions(path);
@@ -681,7 +681,7 @@ fn elf_functions_group_like_the_symbol_table() {
 #[test]
 fn missing_symtab_is_distinguishable() {
     let path = built().path("funcs-stripped.so");
-    let mapped = Mapped::open(&path).unwrap();
+    let mapped = common::map(&path);
     let elf = Elf::parse(&mapped).unwrap();
     assert!(ElfFunctions::collect_opt(&elf).unwrap().is_none());
     match ElfFunctions::collect(&elf) {
@@ -694,7 +694,7 @@ fn missing_symtab_is_distinguishable() {
 fn kfuncs_come_from_btf_ids_set8_pairs() {
     for input in ["kfuncs.o", "kfuncs.so"] {
         let path = built().path(input);
-        let mapped = Mapped::open(&path).unwrap();
+        let mapped = common::map(&path);
         let elf = Elf::parse(&mapped).unwrap();
         let mut funcs = ElfFunctions::collect(&elf).unwrap();
         let warnings = collect_kfuncs(&elf, &mut funcs).unwrap();
@@ -710,7 +710,7 @@ fn kfuncs_come_from_btf_ids_set8_pairs() {
     }
     // No .BTF_ids: nothing to do.
     let path = built().path("funcs.so");
-    let mapped = Mapped::open(&path).unwrap();
+    let mapped = common::map(&path);
     let elf = Elf::parse(&mapped).unwrap();
     let mut funcs = ElfFunctions::collect(&elf).unwrap();
     assert!(collect_kfuncs(&elf, &mut funcs).unwrap().is_empty());
@@ -748,7 +748,7 @@ fn kernel_functions_table_and_ambiguous_names() {
     assert_eq!(checked, 297);
     // This 6.1 kernel's .BTF_ids has no set8 with BTF_SET8_KFUNCS (pahole HEAD adds no
     // "bpf_kfunc" decl tag for it).
-    let mapped = Mapped::open(&vmlinux).unwrap();
+    let mapped = common::map(&vmlinux);
     let elf = Elf::parse(&mapped).unwrap();
     let mut funcs = ElfFunctions::collect(&elf).unwrap();
     assert!(collect_kfuncs(&elf, &mut funcs).unwrap().is_empty());
@@ -761,7 +761,7 @@ fn kernel_percpu_vars_match_pahole_head() {
         return;
     };
     let features = features(KERNEL_FEATURES.trim_start_matches("--btf_features="));
-    let mapped = Mapped::open(&vmlinux).unwrap();
+    let mapped = common::map(&vmlinux);
     let elf = Elf::parse(&mapped).unwrap();
     let sections = DebugSections::load(&elf).unwrap().unwrap();
     let dwarf = sections.dwarf();

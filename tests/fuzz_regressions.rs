@@ -122,7 +122,7 @@ fn harness_compression_reads_back() {
             stats: false,
             trace_saves: false,
         };
-        dwarf2btf::pipeline::run(&config).unwrap();
+        dwarf2btf::pipeline::run(&config, dwarf2btf::pipeline::Host::quiet()).unwrap();
         std::fs::read(out).unwrap()
     };
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/elf_pipeline");

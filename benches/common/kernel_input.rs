@@ -38,6 +38,6 @@ pub(crate) fn prededup(input: PathBuf) -> Vec<u8> {
         stats: false,
         trace_saves: false,
     };
-    pipeline::run(&config).expect("the input encodes");
+    pipeline::run(&config, pipeline::Host::quiet()).expect("the input encodes");
     std::fs::read(&out).expect("the output is there")
 }

@@ -170,7 +170,7 @@ fn encode(
         stats: false,
         trace_saves: false,
     };
-    let _ = pipeline::run(&config);
+    let _ = pipeline::run(&config, pipeline::Host::quiet());
 }
 
 /// Target `elf_pipeline`: the whole encoder on an arbitrary file, as `dwarf2btf` runs it (the

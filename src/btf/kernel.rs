@@ -305,6 +305,7 @@ fn section<'a>(data: &'a [u8], h: &Header, off: u32, len: u32) -> &'a [u8] {
 fn context(what: &str, e: Error) -> Error {
     match e {
         Error::BadBtf(why) => Error::BadBtf(format!("{what}: {why}")),
+        Error::Btf(why) => Error::BadBtf(format!("{what}: {why}")),
         e => e,
     }
 }

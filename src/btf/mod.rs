@@ -80,6 +80,25 @@ impl Endian {
     }
 }
 
+/// The index type id the encoder gives every ARRAY while a chunk is encoded, before the array
+/// index type is known; `encode::concat` replaces it with the real one. [`Btf::add_array`]
+/// accepts it as an index (and only there) although it is no valid id.
+pub const INDEX_PLACEHOLDER: u32 = u32::MAX - 1;
+const _: () = assert!(INDEX_PLACEHOLDER > kinds::MAX_NR_TYPES);
+
+/// libbpf's `validate_type_id`: an id an `add_*` call refers to must be one a BTF can have
+/// (at most [`kinds::MAX_NR_TYPES`]). It need not exist yet: BTF is built with forward
+/// references (a pointer before the struct it points to), so libbpf checks no more either.
+fn check_id(id: u32, what: &str) -> Result<()> {
+    if id > kinds::MAX_NR_TYPES {
+        return Err(Error::BadBtf(format!(
+            "{what} refers to type id {id}, beyond the {} a BTF can hold",
+            kinds::MAX_NR_TYPES
+        )));
+    }
+    Ok(())
+}
+
 /// A BTF type graph with its strings; optionally split on top of a base.
 #[derive(Clone, Debug)]
 pub struct Btf {
@@ -391,6 +410,7 @@ impl Btf {
         if named && name.is_none_or(|n| n.is_empty()) {
             return Err(Error::BadBtf(format!("{kind} without a name")));
         }
+        check_id(ref_id, kind.name())?;
         let name_off = self.opt_name(name);
         self.push(name_off, kinds::info(kind, 0, false), ref_id, &[])
     }
@@ -401,6 +421,7 @@ impl Btf {
         if value.is_empty() {
             return Err(Error::BadBtf("type attribute without a value".into()));
         }
+        check_id(ref_id, "type attribute")?;
         let name_off = self.add_str(value);
         self.push(name_off, kinds::info(Kind::TypeTag, 0, true), ref_id, &[])
     }
@@ -414,8 +435,13 @@ impl Btf {
         self.push(name_off, kinds::info(Kind::Fwd, 0, is_union), 0, &[])
     }
 
-    /// `btf__add_array`.
+    /// `btf__add_array`; `index_id` may also be [`INDEX_PLACEHOLDER`], which is no valid id
+    /// but is replaced before the record is used (`encode::concat`).
     pub fn add_array(&mut self, index_id: u32, elem_id: u32, nelems: u32) -> Result<u32> {
+        if index_id != INDEX_PLACEHOLDER {
+            check_id(index_id, "ARRAY index")?;
+        }
+        check_id(elem_id, "ARRAY element")?;
         self.push(
             0,
             kinds::info(Kind::Array, 0, false),
@@ -440,6 +466,7 @@ impl Btf {
         bit_size: u32,
     ) -> Result<()> {
         self.expect_last(&[Kind::Struct, Kind::Union], "member")?;
+        check_id(type_id, "member")?;
         let is_bitfield = bit_size != 0 || !bit_offset.is_multiple_of(8);
         if is_bitfield && (bit_size == 0 || bit_size > 255 || bit_offset > 0xff_ffff) {
             return Err(Error::BadBtf(format!(
@@ -498,12 +525,14 @@ impl Btf {
 
     /// `btf__add_func_proto`.
     pub fn add_func_proto(&mut self, ret_id: u32) -> Result<u32> {
+        check_id(ret_id, "FUNC_PROTO return")?;
         self.push(0, kinds::info(Kind::FuncProto, 0, false), ret_id, &[])
     }
 
     /// `btf__add_func_param`: a parameter of the last FUNC_PROTO.
     pub fn add_func_param(&mut self, name: Option<&[u8]>, type_id: u32) -> Result<()> {
         self.expect_last(&[Kind::FuncProto], "parameter")?;
+        check_id(type_id, "parameter")?;
         let name_off = self.opt_name(name);
         self.push_entry(&[name_off, type_id], false)
     }
@@ -513,6 +542,7 @@ impl Btf {
         if name.is_empty() {
             return Err(Error::BadBtf("FUNC without a name".into()));
         }
+        check_id(proto_id, "FUNC")?;
         let name_off = self.add_str(name);
         self.push(
             name_off,
@@ -527,6 +557,7 @@ impl Btf {
         if name.is_empty() {
             return Err(Error::BadBtf("VAR without a name".into()));
         }
+        check_id(type_id, "VAR")?;
         let name_off = self.add_str(name);
         self.push(
             name_off,
@@ -548,6 +579,7 @@ impl Btf {
     /// `btf__add_datasec_var_info`.
     pub fn add_datasec_var(&mut self, var_id: u32, offset: u32, size: u32) -> Result<()> {
         self.expect_last(&[Kind::Datasec], "variable section info")?;
+        check_id(var_id, "variable section info")?;
         self.push_entry(&[var_id, offset, size], false)
     }
 
@@ -558,6 +590,7 @@ impl Btf {
                 "DECL_TAG needs a value and component >= -1".into(),
             ));
         }
+        check_id(ref_id, "DECL_TAG")?;
         let name_off = self.add_str(value);
         self.push(
             name_off,
@@ -624,5 +657,38 @@ mod tests {
         assert_eq!(p, 2);
         assert_eq!(split.add_str(b"x"), base.str_end());
         assert_eq!(split.type_by_id(1).unwrap().k(), Kind::Int);
+    }
+
+    #[test]
+    fn ids_beyond_what_a_btf_can_hold_are_refused() {
+        let bad = kinds::MAX_NR_TYPES + 1;
+        let mut btf = Btf::new();
+        let int = btf.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
+        assert!(btf.add_ref(Kind::Ptr, None, bad).is_err());
+        assert!(btf.add_ref(Kind::Typedef, Some(b"t"), bad).is_err());
+        assert!(btf.add_type_attr(b"address_space(1)", bad).is_err());
+        assert!(btf.add_array(int, bad, 1).is_err());
+        assert!(btf.add_array(bad, int, 1).is_err());
+        assert!(btf.add_func_proto(bad).is_err());
+        assert!(btf.add_var(b"v", 0, bad).is_err());
+        assert!(btf.add_decl_tag(b"tag", bad, -1).is_err());
+        let proto = btf.add_func_proto(int).unwrap();
+        assert!(btf.add_func_param(Some(b"p"), bad).is_err());
+        assert!(btf.add_func(b"f", kinds::FUNC_STATIC, bad).is_err());
+        btf.add_func(b"f", kinds::FUNC_STATIC, proto).unwrap();
+        btf.add_composite(Kind::Struct, Some(b"s"), 4).unwrap();
+        assert!(btf.add_field(Some(b"m"), bad, 0, 0).is_err());
+        btf.add_datasec(b".data", 4).unwrap();
+        assert!(btf.add_datasec_var(bad, 0, 4).is_err());
+        // Nothing refused was added: int, the proto, the FUNC, the struct, the DATASEC.
+        assert_eq!(btf.type_cnt(), 6);
+        // Forward references are how BTF is built (libbpf allows them too), and the array
+        // index placeholder is accepted until the concatenation replaces it.
+        let ptr = btf.add_ref(Kind::Ptr, None, kinds::MAX_NR_TYPES).unwrap();
+        assert_eq!(
+            btf.type_by_id(ptr).unwrap().size_or_type(),
+            kinds::MAX_NR_TYPES
+        );
+        assert!(btf.add_array(INDEX_PLACEHOLDER, int, 1).is_ok());
     }
 }

@@ -14,7 +14,7 @@ use super::kinds::{self, Kind};
 use super::strings::StringTable;
 use super::write::MAGIC;
 use super::{Btf, Endian};
-use crate::error::{Error, Result};
+use crate::error::{BtfError, Error, Result};
 use crate::mapped::Mapped;
 
 /// The fields of a BTF header.
@@ -58,22 +58,17 @@ pub fn byte_order(data: &[u8]) -> Option<Endian> {
 /// Reads and sanity-checks the header (enough to slice the sections safely).
 pub fn parse_header(data: &[u8]) -> Result<Header> {
     if data.len() < 24 {
-        return Err(Error::BadBtf(format!(
-            "{} bytes is too short for a BTF header",
-            data.len()
-        )));
+        return Err(BtfError::TooShort { len: data.len() }.into());
     }
     let Some(endian) = byte_order(data) else {
-        return Err(Error::BadBtf(format!(
-            "bad magic {:#06x} (expected 0xeb9f)",
-            u16::from_le_bytes([data[0], data[1]])
-        )));
+        let magic = u16::from_le_bytes([data[0], data[1]]);
+        return Err(BtfError::BadMagic { magic }.into());
     };
     // In bounds: data holds at least the 24 header bytes.
     let word_at = |off| endian.u32_at(data, off).unwrap_or(0);
     let hdr_len = word_at(4);
     if hdr_len < 24 || hdr_len as usize > data.len() {
-        return Err(Error::BadBtf(format!("bad header length {hdr_len}")));
+        return Err(BtfError::BadHeaderLength { hdr_len }.into());
     }
     let h = Header {
         magic: MAGIC,
@@ -90,12 +85,10 @@ pub fn parse_header(data: &[u8]) -> Result<Header> {
     let body = data.len() as u64 - hdr_len as u64;
     let end = |off: u32, len: u32| off as u64 + len as u64;
     if end(h.type_off, h.type_len) > body || end(h.str_off, h.str_len) > body {
-        return Err(Error::BadBtf(
-            "a section runs past the end of the data".into(),
-        ));
+        return Err(BtfError::SectionPastEnd.into());
     }
     if !h.type_off.is_multiple_of(4) || !h.type_len.is_multiple_of(4) {
-        return Err(Error::BadBtf("type section is not 4-byte aligned".into()));
+        return Err(BtfError::TypesUnaligned.into());
     }
     Ok(h)
 }
@@ -123,26 +116,16 @@ pub fn record_offsets(words: &[u32]) -> Result<Vec<u32>> {
     let mut offs = Vec::with_capacity(words.len() / 4);
     let mut i = 0usize;
     while i < words.len() {
+        let index = offs.len() + 1;
         if i + 3 > words.len() {
-            return Err(Error::BadBtf(format!(
-                "type #{} is truncated",
-                offs.len() + 1
-            )));
+            return Err(BtfError::TypeTruncated { index }.into());
         }
         let info = words[i + 1];
-        let kind = Kind::from_u32(kinds::info_kind(info)).ok_or_else(|| {
-            Error::BadBtf(format!(
-                "type #{} has unknown kind {}",
-                offs.len() + 1,
-                kinds::info_kind(info)
-            ))
-        })?;
+        let kind = kinds::info_kind(info);
+        let kind = Kind::from_u32(kind).ok_or(BtfError::UnknownKind { index, kind })?;
         let n = kind.record_words(kinds::info_vlen(info));
         if i + n > words.len() {
-            return Err(Error::BadBtf(format!(
-                "type #{} ({kind}) runs past the type section",
-                offs.len() + 1
-            )));
+            return Err(BtfError::TypePastEnd { index, kind }.into());
         }
         offs.push(i as u32);
         i += n;
@@ -162,7 +145,11 @@ pub fn read_base(path: &Path) -> Result<Arc<Btf>> {
 pub fn read_file(path: &Path, base: Option<Arc<Btf>>) -> Result<Btf> {
     // Mapped where the file allows it: a base vmlinux is hundreds of MiB, of which only .BTF
     // is wanted. sysfs (/sys/kernel/btf/vmlinux) refuses mmap, so such files are read.
-    let mapped = Mapped::open(path);
+    // SAFETY: the map lives only until `parse` has copied the BTF out of it, and a BTF file
+    // being read is not rewritten meanwhile: a precondition the project accepts (pahole and
+    // bpftool map or read the same files with the same exposure); dwarf2btf's own writes go
+    // to a temporary file renamed over the target, never into a mapped inode.
+    let mapped = unsafe { Mapped::open(path) };
     let read;
     let data = match &mapped {
         Ok(m) => m.bytes(),
@@ -194,4 +181,47 @@ pub fn btf_bytes<'a>(path: &Path, data: &'a [u8]) -> Result<Cow<'a, [u8]>> {
         .ok_or_else(|| section_error("no such section".into()))?;
     sec.uncompressed_data()
         .map_err(|e| section_error(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_typed_and_read_as_before() {
+        let err = |data: &[u8]| match parse(data, None) {
+            Err(Error::Btf(e)) => e,
+            other => panic!("expected a BtfError, got {other:?}"),
+        };
+        assert_eq!(err(&[0; 3]), BtfError::TooShort { len: 3 });
+        assert_eq!(
+            Error::from(BtfError::TooShort { len: 3 }).to_string(),
+            "invalid BTF: 3 bytes is too short for a BTF header"
+        );
+        assert_eq!(err(&[0; 24]), BtfError::BadMagic { magic: 0 });
+        let mut header = [0u8; 24];
+        header[..4].copy_from_slice(&[0x9f, 0xeb, 1, 0]);
+        assert_eq!(err(&header), BtfError::BadHeaderLength { hdr_len: 0 });
+        header[4] = 24;
+        header[12] = 4; // type_len past the end
+        assert_eq!(err(&header), BtfError::SectionPastEnd);
+        let mut btf = Btf::new();
+        btf.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
+        let mut words = btf.type_words().to_vec();
+        words[1] = 25 << 24;
+        let unknown = record_offsets(&words).unwrap_err();
+        assert_eq!(
+            unknown.to_string(),
+            "invalid BTF: type #1 has unknown kind 25"
+        );
+        assert!(matches!(
+            record_offsets(&words[..2]),
+            Err(Error::Btf(BtfError::TypeTruncated { index: 1 }))
+        ));
+        words[1] = kinds::info(Kind::Struct, 1, false);
+        assert_eq!(
+            record_offsets(&words).unwrap_err().to_string(),
+            "invalid BTF: type #1 (STRUCT) runs past the type section"
+        );
+    }
 }

@@ -177,7 +177,10 @@ fn load_sup(input: &Path, link: &[u8]) -> Result<DebugSections<'static>> {
             path.display()
         ))
     };
-    let mapped = Mapped::open(&path).map_err(why)?;
+    // SAFETY: the dwz supplementary file is an input of the run and is not modified during it,
+    // a precondition the project accepts (pahole maps it through libdw alike); dwarf2btf
+    // never writes it.
+    let mapped = unsafe { Mapped::open(&path) }.map_err(why)?;
     let elf = Elf::parse(&mapped).map_err(why)?;
     let sections = DebugSections::load(&elf).map_err(why)?;
     let sections = sections.ok_or_else(|| {

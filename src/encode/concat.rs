@@ -5,10 +5,9 @@
 //! encoder had encoded every CU in order), and type ids are shifted by the destination's type
 //! count. The array index placeholder becomes the real index type.
 
-use super::types::INDEX_PLACEHOLDER;
 use crate::btf::store::Store;
 use crate::btf::types::for_each_str_off_mut;
-use crate::btf::Btf;
+use crate::btf::{Btf, INDEX_PLACEHOLDER};
 use crate::error::{Error, Result};
 
 /// What the concatenation keeps from one chunk to the next: the array index type once a

@@ -4,19 +4,16 @@
 //! `type_id_off + n`, where `type_id_off` is the type count before the CU. References are
 //! therefore translated by adding `type_id_off` (0, void, stays 0).
 
-use crate::btf::{kinds, Btf, Kind};
+use crate::btf::{kinds, Btf, Kind, INDEX_PLACEHOLDER};
 use crate::config::Features;
 use crate::dwarf::types::{CuTypes, Entry};
 use crate::error::{Error, Result};
 
-/// The id every ARRAY gets as index type while its chunk is encoded; the concatenation
-/// replaces it with the real index type's id (see [`IndexRole`]).
-pub const INDEX_PLACEHOLDER: u32 = u32::MAX - 1;
-
 /// How a CU relates to pahole's array index type (`array_index_id`), which is the first `int`
 /// of the first CU that has an `int` or an array, or an `int` synthesised after that CU's types
 /// when it has arrays but no `int`. A sequential pre-scan finds that CU, so chunks can be
-/// encoded in parallel without knowing what earlier chunks did.
+/// encoded in parallel without knowing what earlier chunks did: their ARRAYs get
+/// [`INDEX_PLACEHOLDER`] as index, which the concatenation replaces with the real one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexRole {
     /// Before the establishing CU: no arrays, no `int`.

@@ -11,6 +11,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+/// `path` memory-mapped, for the tests that drive the library's stages themselves.
+pub(crate) fn map(path: &Path) -> dwarf2btf::input::elf::Mapped {
+    // SAFETY: the fixtures and the reference kernel are not modified while the tests run:
+    // the fixtures are built once into their own directory before any test reads them, and
+    // no test writes the kernel images.
+    unsafe { dwarf2btf::input::elf::Mapped::open(path) }.unwrap()
+}
+
 /// The `dwarf2btf` binary built for this test run.
 pub(crate) fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_dwarf2btf"))
