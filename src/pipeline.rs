@@ -382,6 +382,7 @@ pub fn encode(
     summary.held.extend(encoding_held(
         &store,
         &btf,
+        &funcs,
         &summary.table,
         dwarf_peak.into_inner(),
     ));
@@ -411,7 +412,13 @@ pub fn encode(
 }
 
 /// The encoding's large structures at its end, when they are largest.
-fn encoding_held(store: &Store, btf: &Btf, table: &TableStats, dwarf_peak_mib: u64) -> Vec<Held> {
+fn encoding_held(
+    store: &Store,
+    btf: &Btf,
+    funcs: &ElfFunctions<'_>,
+    table: &TableStats,
+    dwarf_peak_mib: u64,
+) -> Vec<Held> {
     vec![
         Held {
             what: format!(
@@ -424,6 +431,14 @@ fn encoding_held(store: &Store, btf: &Btf, table: &TableStats, dwarf_peak_mib: u
         Held {
             what: "strings".into(),
             bytes: btf.strings().len(),
+        },
+        Held {
+            what: format!(
+                "ELF functions table: {} names, {} symbols",
+                funcs.len(),
+                funcs.entries().map(|f| f.syms.len()).sum::<usize>()
+            ),
+            bytes: funcs.heap_bytes(),
         },
         Held {
             what: format!(

@@ -625,7 +625,7 @@ fn check_functions_against_readelf(path: &Path) -> ElfFunctions<'static> {
     let funcs = ElfFunctions::collect(&elf).unwrap();
     let expected = expected_functions(path);
     assert_eq!(funcs.len(), expected.len(), "{}", path.display());
-    for (e, (base, syms)) in funcs.entries().iter().zip(&expected) {
+    for (e, (base, syms)) in funcs.entries().zip(&expected) {
         assert_eq!(e.name.as_bytes(), &base[..]);
         let got: Vec<(String, u64)> = e
             .syms
@@ -639,7 +639,6 @@ fn check_functions_against_readelf(path: &Path) -> ElfFunctions<'static> {
             funcs.find(base),
             funcs
                 .entries()
-                .iter()
                 .position(|x| x.name == e.name)
                 .map(|i| i as u32)
         );
@@ -657,7 +656,6 @@ fn elf_functions_group_like_the_symbol_table() {
         assert_eq!(get("hot").syms.len(), 1, "{input}");
         assert!(funcs
             .entries()
-            .iter()
             .all(|e| e.syms.iter().all(|s| !s.name.contains(".cold"))));
         let multi: Vec<&str> = get("multi").syms.iter().map(|s| s.name).collect();
         assert_eq!(multi, ["multi.isra.0", "multi"], "{input}");
@@ -701,7 +699,6 @@ fn kfuncs_come_from_btf_ids_set8_pairs() {
         assert!(warnings.is_empty(), "{warnings:?}");
         let marked: Vec<(&str, u32)> = funcs
             .entries()
-            .iter()
             .filter(|e| e.kfunc)
             .map(|e| (e.name, e.kfunc_flags))
             .collect();
@@ -714,7 +711,7 @@ fn kfuncs_come_from_btf_ids_set8_pairs() {
     let elf = Elf::parse(&mapped).unwrap();
     let mut funcs = ElfFunctions::collect(&elf).unwrap();
     assert!(collect_kfuncs(&elf, &mut funcs).unwrap().is_empty());
-    assert!(funcs.entries().iter().all(|e| !e.kfunc));
+    assert!(funcs.entries().all(|e| !e.kfunc));
 }
 
 #[test]
@@ -752,7 +749,7 @@ fn kernel_functions_table_and_ambiguous_names() {
     let elf = Elf::parse(&mapped).unwrap();
     let mut funcs = ElfFunctions::collect(&elf).unwrap();
     assert!(collect_kfuncs(&elf, &mut funcs).unwrap().is_empty());
-    assert!(funcs.entries().iter().all(|e| !e.kfunc));
+    assert!(funcs.entries().all(|e| !e.kfunc));
 }
 
 #[test]

@@ -85,7 +85,7 @@ pub struct FoundFunction<'f, 'a> {
     /// The ELF function's index in [`ElfFunctions`], and the function.
     pub entry: u32,
     /// The ELF function at `entry`.
-    pub elf: &'f ElfFunction<'a>,
+    pub elf: ElfFunction<'f>,
 }
 
 /// Why a DWARF function is not saved, in the order pahole's encoder checks.

@@ -233,7 +233,7 @@ impl<W: Write> FinalPass<'_, W> {
             for s in summary.instances_mut() {
                 self.translate(s);
             }
-            if self.add_summary(elf, &summary)? {
+            if self.add_summary(&elf, &summary)? {
                 stats.emitted += 1;
             } else {
                 stats.skipped += 1;
@@ -366,7 +366,7 @@ mod tests {
     fn kfunc(flags: u32) -> ElfFunction<'static> {
         ElfFunction {
             name: "bpf_arena_thing",
-            syms: Vec::new(),
+            syms: &[],
             ambiguous_addr: false,
             kfunc: true,
             kfunc_flags: flags,

@@ -65,9 +65,7 @@ pub fn collect_kfuncs(elf: &Elf<'_>, funcs: &mut ElfFunctions<'_>) -> Result<Vec
         })?;
     for (name, flags) in marks.kfuncs {
         if let Some(i) = funcs.find(name.as_bytes()) {
-            let f = funcs.get_mut(i).expect("find returned a valid index");
-            f.kfunc = true;
-            f.kfunc_flags = flags;
+            funcs.mark_kfunc(i, flags);
         }
     }
     Ok(marks.warnings)

@@ -39,13 +39,13 @@ pub struct ElfFunctionSym<'a> {
     pub addr: u64,
 }
 
-/// The symbols sharing one name before the first `.`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ElfFunction<'a> {
+/// The symbols sharing one name before the first `.`, as [`ElfFunctions::get`] shows them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ElfFunction<'t> {
     /// The symbol name cut at its first `.` (what DWARF calls the function).
-    pub name: &'a str,
+    pub name: &'t str,
     /// Every qualifying symbol with that base name, in `.symtab` order.
-    pub syms: Vec<ElfFunctionSym<'a>>,
+    pub syms: &'t [ElfFunctionSym<'t>],
     /// More than one distinct address among `syms`.
     pub ambiguous_addr: bool,
     /// Listed in a `BTF_SET8` with the `BTF_SET8_KFUNCS` flag (see [`crate::input::kfuncs`]).
@@ -54,20 +54,36 @@ pub struct ElfFunction<'a> {
     pub kfunc_flags: u32,
 }
 
-impl<'a> ElfFunction<'a> {
+impl<'t> ElfFunction<'t> {
     /// The first symbol at `addr` whose name has a `.` suffix (`foo.isra.0`): the name
     /// `true_signature` encodes a clone's prototype under.
-    pub fn dot_symbol_at(&self, addr: u64) -> Option<&ElfFunctionSym<'a>> {
+    pub fn dot_symbol_at(&self, addr: u64) -> Option<&'t ElfFunctionSym<'t>> {
         self.syms
             .iter()
             .find(|s| s.addr == addr && s.name.contains('.'))
     }
 }
 
+/// One entry of [`ElfFunctions`] as held: 32 bytes, its symbols a range of the table's flat
+/// list (a kernel has 50,000–110,000 entries, held through the whole encoding; an entry
+/// owning a `Vec` of its symbols cost 80 bytes and an allocation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry<'a> {
+    name: &'a str,
+    /// Where its symbols start in [`ElfFunctions::syms`], and how many there are.
+    first_sym: u32,
+    sym_count: u32,
+    kfunc_flags: u32,
+    ambiguous_addr: bool,
+    kfunc: bool,
+}
+
 /// The ELF functions table, sorted by name.
 #[derive(Clone, Debug, Default)]
 pub struct ElfFunctions<'a> {
-    entries: Vec<ElfFunction<'a>>,
+    entries: Vec<Entry<'a>>,
+    /// Every entry's symbols, entry after entry.
+    syms: Vec<ElfFunctionSym<'a>>,
     /// Entry indices by a hash of their names: every DWARF function is looked up, and a
     /// binary search over the names costs a cache miss or two per step.
     by_name: HashTable<u32>,
@@ -75,7 +91,7 @@ pub struct ElfFunctions<'a> {
 
 impl PartialEq for ElfFunctions<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.entries == other.entries
+        self.entries == other.entries && self.syms == other.syms
     }
 }
 
@@ -135,21 +151,26 @@ impl<'a> ElfFunctions<'a> {
             .collect();
         // Stable: symbols of one entry stay in table order.
         flat.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        let mut entries: Vec<ElfFunction<'a>> = Vec::new();
-        for (base, sym) in flat {
-            match entries.last_mut() {
-                Some(last) if last.name == base => last.syms.push(sym),
-                _ => entries.push(ElfFunction {
-                    name: base,
-                    syms: vec![sym],
-                    ambiguous_addr: false,
-                    kfunc: false,
-                    kfunc_flags: 0,
-                }),
-            }
+        let names = flat.chunk_by(|a, b| a.0 == b.0);
+        let mut entries = Vec::with_capacity(names.clone().count());
+        let mut first_sym = 0;
+        for group in names {
+            let sym_count = group.len() as u32;
+            entries.push(Entry {
+                name: group[0].0,
+                first_sym,
+                sym_count,
+                kfunc_flags: 0,
+                ambiguous_addr: false,
+                kfunc: false,
+            });
+            first_sym += sym_count;
         }
+        // Not collected in place: that would keep `flat`'s larger allocation.
+        let mut syms = Vec::with_capacity(flat.len());
+        syms.extend(flat.into_iter().map(|(_, sym)| sym));
         for e in &mut entries {
-            e.ambiguous_addr = has_ambiguous_address(&e.syms);
+            e.ambiguous_addr = has_ambiguous_address(syms_of(&syms, e));
         }
         let mut by_name = HashTable::with_capacity(entries.len());
         for (i, e) in entries.iter().enumerate() {
@@ -157,7 +178,11 @@ impl<'a> ElfFunctions<'a> {
                 name_hash(entries[i as usize].name.as_bytes())
             });
         }
-        ElfFunctions { entries, by_name }
+        ElfFunctions {
+            entries,
+            syms,
+            by_name,
+        }
     }
 
     /// The index of the entry named `name` (a DWARF function name, without suffix).
@@ -171,18 +196,32 @@ impl<'a> ElfFunctions<'a> {
     }
 
     /// The entry at `index`.
-    pub fn get(&self, index: u32) -> Option<&ElfFunction<'a>> {
-        self.entries.get(index as usize)
+    pub fn get(&self, index: u32) -> Option<ElfFunction<'_>> {
+        self.entries.get(index as usize).map(|e| self.view(e))
     }
 
-    /// The entry at `index`, mutably (kfunc marking).
-    pub fn get_mut(&mut self, index: u32) -> Option<&mut ElfFunction<'a>> {
-        self.entries.get_mut(index as usize)
+    /// Marks the entry at `index` a kfunc with `flags` (its `BTF_ID_FLAGS` word).
+    pub fn mark_kfunc(&mut self, index: u32, flags: u32) {
+        let e = &mut self.entries[index as usize];
+        e.kfunc = true;
+        e.kfunc_flags = flags;
     }
 
     /// All entries, sorted by name.
-    pub fn entries(&self) -> &[ElfFunction<'a>] {
-        &self.entries
+    pub fn entries(
+        &self,
+    ) -> impl ExactSizeIterator<Item = ElfFunction<'_>> + DoubleEndedIterator + '_ {
+        self.entries.iter().map(|e| self.view(e))
+    }
+
+    fn view(&self, e: &Entry<'a>) -> ElfFunction<'_> {
+        ElfFunction {
+            name: e.name,
+            syms: syms_of(&self.syms, e),
+            ambiguous_addr: e.ambiguous_addr,
+            kfunc: e.kfunc,
+            kfunc_flags: e.kfunc_flags,
+        }
     }
 
     /// Number of entries (pahole's `funcs->cnt`).
@@ -194,6 +233,18 @@ impl<'a> ElfFunctions<'a> {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+
+    /// The bytes the table holds: its entries, symbols and index.
+    pub fn heap_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Entry<'_>>()
+            + self.syms.capacity() * std::mem::size_of::<ElfFunctionSym<'_>>()
+            + self.by_name.capacity() * (std::mem::size_of::<u32>() + 1)
+    }
+}
+
+/// An entry's symbols in the flat list.
+fn syms_of<'s, 'a>(syms: &'s [ElfFunctionSym<'a>], e: &Entry<'_>) -> &'s [ElfFunctionSym<'a>] {
+    &syms[e.first_sym as usize..(e.first_sym + e.sym_count) as usize]
 }
 
 /// More than one distinct address (see the module documentation for how this differs from
@@ -223,7 +274,7 @@ mod tests {
             ("cold.start", 0x70),
             ("x.partial", 0x80),
         ]);
-        let names: Vec<_> = t.entries().iter().map(|e| e.name).collect();
+        let names: Vec<_> = t.entries().map(|e| e.name).collect();
         assert_eq!(names, ["baz", "cold", "foo", "qux"]);
         let foo = t.get(t.find(b"foo").unwrap()).unwrap();
         assert_eq!(
@@ -255,7 +306,7 @@ mod tests {
             ("B", 5),
             ("ab", 6),
         ]);
-        let names: Vec<_> = t.entries().iter().map(|e| e.name).collect();
+        let names: Vec<_> = t.entries().map(|e| e.name).collect();
         assert_eq!(names, ["B", "_a", "a", "a_", "ab", "b"]);
         for (i, n) in names.iter().enumerate() {
             assert_eq!(t.find(n.as_bytes()), Some(i as u32));
@@ -268,12 +319,12 @@ mod tests {
     fn ambiguity_needs_distinct_addresses_even_for_the_last_entry() {
         // Same address twice (an alias): not ambiguous.
         let t = table(&[("f", 0x100), ("f", 0x100), ("zz", 0x200), ("zz", 0x300)]);
-        assert!(!t.entries()[0].ambiguous_addr);
+        assert!(!t.entries().next().unwrap().ambiguous_addr);
         // pahole never flags the alphabetically last entry; this table does.
-        assert!(t.entries()[1].ambiguous_addr);
+        assert!(t.entries().nth(1).unwrap().ambiguous_addr);
         // Address 0 counts as an address.
         let t = table(&[("g", 0), ("g", 0x10)]);
-        assert!(t.entries()[0].ambiguous_addr);
+        assert!(t.entries().next().unwrap().ambiguous_addr);
     }
 
     #[test]
