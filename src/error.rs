@@ -77,9 +77,9 @@ pub enum Error {
     /// The encoded chunks do not fit together: a dwarf2btf bug, not bad input.
     #[error("cannot concatenate the encoded chunks: {0}")]
     Concat(#[from] ConcatError),
-    /// BTF would exceed a format limit (the number of types, a vlen); the text says which.
+    /// BTF would exceed a format limit: what [`LimitError`] names.
     #[error("BTF limit exceeded: {0}")]
-    BtfLimit(String),
+    BtfLimit(#[from] LimitError),
     /// The command line asks for something invalid; the text is the message shown.
     #[error("{0}")]
     Usage(String),
@@ -412,6 +412,26 @@ pub enum DistillError {
     },
 }
 
+/// Which format limit BTF being built would exceed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// More types than libbpf's `BTF_MAX_NR_TYPES`.
+    #[error("more than {max} types", max = kinds::MAX_NR_TYPES)]
+    TooManyTypes,
+    /// More members, enumerators, parameters or section entries than a vlen can count.
+    #[error("type [{id}] would have more than {max} members", max = kinds::MAX_VLEN)]
+    TooManyMembers {
+        /// The type being added to.
+        id: u32,
+    },
+    /// The record store's 2^31 units are used up.
+    #[error("the record store is full")]
+    StoreFull,
+    /// More distinct record templates than the record store can number.
+    #[error("too many distinct type records")]
+    TooManyTemplates,
+}
+
 /// What is wrong with the encoder's own chunks when they are concatenated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConcatError {
@@ -434,7 +454,7 @@ impl Error {
     pub(crate) fn while_encoding(self, what: impl FnOnce() -> String, die_offset: u64) -> Error {
         let reason = match self {
             Error::Build(e) => e.to_string(),
-            Error::BtfLimit(reason) => reason,
+            Error::BtfLimit(e) => e.to_string(),
             e => return e,
         };
         Error::Encode {

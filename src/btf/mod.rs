@@ -19,7 +19,7 @@ pub mod write;
 
 use std::sync::Arc;
 
-use crate::error::{BuildError, Error, Result};
+use crate::error::{BuildError, LimitError, Result};
 pub use kinds::Kind;
 use strings::StringTable;
 pub use types::Type;
@@ -217,7 +217,7 @@ impl Btf {
             .held
             .checked_add(n)
             .filter(|&h| self.start_id + h <= kinds::MAX_NR_TYPES)
-            .ok_or_else(|| Error::BtfLimit(format!("more than {} types", kinds::MAX_NR_TYPES)))?;
+            .ok_or(LimitError::TooManyTypes)?;
         Ok(())
     }
     /// Forgets the held ids (dedup took their records back from the store).
@@ -314,10 +314,7 @@ impl Btf {
 
     fn check_room(&self) -> Result<()> {
         if self.type_cnt() > kinds::MAX_NR_TYPES {
-            return Err(Error::BtfLimit(format!(
-                "more than {} types",
-                kinds::MAX_NR_TYPES
-            )));
+            return Err(LimitError::TooManyTypes.into());
         }
         Ok(())
     }
@@ -352,11 +349,8 @@ impl Btf {
         let info = self.words[start + 1];
         let vlen = kinds::info_vlen(info);
         if vlen >= kinds::MAX_VLEN {
-            return Err(Error::BtfLimit(format!(
-                "type [{}] would have more than {} members",
-                self.type_cnt() - 1,
-                kinds::MAX_VLEN
-            )));
+            let id = self.type_cnt() - 1;
+            return Err(LimitError::TooManyMembers { id }.into());
         }
         let kind = Kind::from_u32(kinds::info_kind(info)).expect("own records are valid");
         self.words[start + 1] = kinds::info(kind, vlen + 1, kflag || kinds::info_kflag(info));
@@ -614,6 +608,7 @@ impl Btf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     #[test]
     fn builds_like_libbpf() {
@@ -690,6 +685,33 @@ mod tests {
             kinds::MAX_NR_TYPES
         );
         assert!(btf.add_array(INDEX_PLACEHOLDER, int, 1).is_ok());
+    }
+
+    #[test]
+    fn limits_are_typed_and_read_as_before() {
+        let mut btf = Btf::new();
+        let int = btf.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
+        let s = btf.add_composite(Kind::Struct, None, 4).unwrap();
+        for _ in 0..kinds::MAX_VLEN {
+            btf.add_field(None, int, 0, 0).unwrap();
+        }
+        let full = btf.add_field(None, int, 0, 0).unwrap_err();
+        assert!(matches!(
+            full,
+            Error::BtfLimit(LimitError::TooManyMembers { id }) if id == s
+        ));
+        assert_eq!(
+            full.to_string(),
+            format!(
+                "BTF limit exceeded: type [{s}] would have more than {} members",
+                kinds::MAX_VLEN
+            )
+        );
+        let mut held = Btf::new();
+        assert!(matches!(
+            held.hold_in_store(kinds::MAX_NR_TYPES),
+            Err(Error::BtfLimit(LimitError::TooManyTypes))
+        ));
     }
 
     #[test]

@@ -27,7 +27,7 @@ use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
 
 use super::kinds::{self, kind, Kind, MAX_NR_TYPES};
-use crate::error::{Error, RecordError, Result};
+use crate::error::{LimitError, RecordError, Result};
 
 /// In a record's first unit: the template number continues in the next unit.
 const LONG: u16 = 0x8000;
@@ -348,7 +348,7 @@ impl Store {
     ) -> Result<u32> {
         let id = self.len();
         if id > MAX_NR_TYPES {
-            return Err(Error::BtfLimit(format!("more than {MAX_NR_TYPES} types")));
+            return Err(LimitError::TooManyTypes.into());
         }
         check_shape(id, rec, true)?;
         let mut ids = std::mem::take(&mut self.ids);
@@ -376,7 +376,7 @@ impl Store {
             }
         }
         if self.data.len() >= 1 << 31 {
-            return Err(Error::BtfLimit("the record store is full".into()));
+            return Err(LimitError::StoreFull.into());
         }
         self.ids = ids;
         Ok(id)
@@ -395,7 +395,7 @@ impl Store {
         }
         let number = self.tpl_offs.len();
         if number >= MAX_TEMPLATES || self.tpls.len() + tpl.len() > u32::MAX as usize {
-            return Err(Error::BtfLimit("too many distinct type records".into()));
+            return Err(LimitError::TooManyTemplates.into());
         }
         self.tpl_offs.push(self.tpls.len() as u32);
         self.tpls.extend_from_slice(tpl);
@@ -512,6 +512,7 @@ pub(crate) fn check_shape(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     fn ptr(to: u32) -> Vec<u32> {
         vec![0, kinds::info(Kind::Ptr, 0, false), to]
