@@ -1,7 +1,10 @@
 //! The crate's error type: one variant per way an input or a request can be wrong.
 //!
 //! Every variant renders as one line a user can act on; `main` prints it after `dwarf2btf: `
-//! and exits non-zero.
+//! and exits non-zero. The BTF failures are closed, typed enums, one per stage that finds
+//! them, gimli's way: [`BtfError`] (reading), [`JoinError`] (joining split BTF to its base),
+//! [`RecordError`] (one record), [`BuildError`] (`Btf::add_*`), [`LimitError`] (format
+//! limits), [`DedupError`], [`DistillError`] and [`ConcatError`] (the encoder's chunks).
 
 use std::path::PathBuf;
 
