@@ -46,7 +46,7 @@ use std::sync::Arc;
 use super::kinds::Kind;
 use super::types::{for_each_str_off_mut, for_each_type_id_mut};
 use super::{Btf, Type};
-use crate::error::{Error, Result};
+use crate::error::{DistillError, RecordError, Result};
 
 /// Where a collected base type goes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -88,9 +88,7 @@ fn destination(t: &Type<'_>) -> Option<Dest> {
 /// through in a FUNC_PROTO return type or a FWD type field and then reads out of bounds.
 pub fn distill_base(split: &Btf) -> Result<(Arc<Btf>, Btf)> {
     if split.base().is_none() {
-        return Err(Error::BadBtf(
-            "distilling a base needs split BTF; this BTF has no base".into(),
-        ));
+        return Err(DistillError::NoBase.into());
     }
     let split_start = split.start_id();
     let n = split.type_cnt();
@@ -172,12 +170,12 @@ pub fn distill_base(split: &Btf) -> Result<(Arc<Btf>, Btf)> {
 fn base_type(split: &Btf, id: u32) -> Result<Type<'_>> {
     split
         .type_by_id(id)
-        .ok_or_else(|| Error::BadBtf(format!("base type [{id}] is missing")))
+        .ok_or_else(|| DistillError::MissingBaseType { id }.into())
 }
 
 fn str_of(src: &Btf, off: u32, id: u32) -> Result<&[u8]> {
     src.str_at(off)
-        .ok_or_else(|| Error::BadBtf(format!("type [{id}]: invalid string offset {off}")))
+        .ok_or_else(|| RecordError::StringPastEnd { id, off }.into())
 }
 
 fn name_of<'a>(src: &'a Btf, t: &Type<'_>) -> Result<&'a [u8]> {
@@ -249,21 +247,14 @@ impl Walk {
             frame.1 += 1;
             let id = self.ids[next];
             if id >= n {
-                return Err(Error::BadBtf(format!(
-                    "a type refers to type id {id}, past the last type {}",
-                    n - 1
-                )));
+                return Err(DistillError::IdPastEnd { id, last: n - 1 }.into());
             }
             if id == 0 || id >= split_start || id_map[id as usize] != 0 {
                 continue;
             }
             let t = base_type(src, id)?;
             if destination(&t).is_none() {
-                return Err(Error::BadBtf(format!(
-                    "split BTF refers to base type [{id}] of kind {}, which a distilled base \
-                     cannot hold",
-                    t.k()
-                )));
+                return Err(DistillError::KindNotDistillable { id, kind: t.k() }.into());
             }
             id_map[id as usize] = id;
             if t.k().is_composite() && t.name_off() != 0 {
@@ -279,6 +270,7 @@ impl Walk {
 mod tests {
     use super::*;
     use crate::btf::kinds::{self, INT_SIGNED};
+    use crate::error::Error;
 
     /// Base: [1] int, [2] struct s {int a; int *p}, [3] int *, [4] typedef s_t = s,
     /// [5] enum e (signed, one value), [6] FUNC_PROTO int(void), [7] FUNC f, [8] anon union.
@@ -302,7 +294,11 @@ mod tests {
     #[test]
     fn needs_split_btf() {
         let e = distill_base(&base()).unwrap_err();
-        assert!(e.to_string().contains("split"), "{e}");
+        assert!(matches!(e, Error::Distill(DistillError::NoBase)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "invalid BTF: distilling a base needs split BTF; this BTF has no base"
+        );
     }
 
     #[test]
@@ -374,8 +370,13 @@ mod tests {
     fn refuses_a_func_in_the_base() {
         let mut split = Btf::new_split(base());
         split.add_decl_tag(b"tag", 7, -1).unwrap();
-        let e = distill_base(&split).unwrap_err().to_string();
-        assert!(e.contains("[7] of kind FUNC"), "{e}");
+        let e = distill_base(&split).unwrap_err();
+        let func = DistillError::KindNotDistillable {
+            id: 7,
+            kind: Kind::Func,
+        };
+        assert!(matches!(e, Error::Distill(d) if d == func), "{e:?}");
+        assert!(e.to_string().contains("[7] of kind FUNC"), "{e}");
     }
 
     #[test]

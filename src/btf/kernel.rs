@@ -22,7 +22,7 @@ use super::read::{self, Header};
 use super::verify::KernelVersion;
 use super::write::{HEADER_LEN, LAYOUT_HEADER_LEN};
 use super::Endian;
-use crate::error::{Error, Result};
+use crate::error::{BtfError, JoinError, Result};
 
 /// The largest verifier log asked for (the kernel's `BPF_BTF_LOAD` takes BTF up to 16 MiB; the
 /// log of a vmlinux-sized blob is a few MiB).
@@ -222,15 +222,13 @@ fn btf_load(_data: &[u8], _log: Option<&mut [u8]>) -> std::result::Result<OwnedF
 /// it. A kernel before 7.1 therefore refuses the joined blob exactly when it would refuse the
 /// base.
 pub fn join_split(base: &[u8], split: &[u8]) -> Result<Vec<u8>> {
-    let bh = read::parse_header(base).map_err(|e| context("base", e))?;
-    let sh = read::parse_header(split).map_err(|e| context("split BTF", e))?;
+    let bh = read::parse_header(base).map_err(JoinError::Base)?;
+    let sh = read::parse_header(split).map_err(JoinError::Split)?;
     if bh.endian != sh.endian {
-        return Err(Error::BadBtf(
-            "the base and the split BTF have different byte orders".into(),
-        ));
+        return Err(JoinError::ByteOrders.into());
     }
-    let layout = match layout_section(base, &bh).map_err(|e| context("base", e))? {
-        [] => layout_section(split, &sh).map_err(|e| context("split BTF", e))?,
+    let layout = match layout_section(base, &bh).map_err(JoinError::Base)? {
+        [] => layout_section(split, &sh).map_err(JoinError::Split)?,
         l => l,
     };
     let extended = bh.hdr_len >= LAYOUT_HEADER_LEN || !layout.is_empty();
@@ -242,9 +240,7 @@ pub fn join_split(base: &[u8], split: &[u8]) -> Result<Vec<u8>> {
         u32::try_from(type_len + layout.len() as u64 + str_len),
     );
     let (Ok(type_len), Ok(str_len), Ok(_)) = sizes else {
-        return Err(Error::BadBtf(
-            "base and split BTF together exceed 4 GiB".into(),
-        ));
+        return Err(JoinError::TooLarge.into());
     };
     let layout_len = layout.len() as u32;
     let hdr_len = if extended {
@@ -278,7 +274,7 @@ pub fn join_split(base: &[u8], split: &[u8]) -> Result<Vec<u8>> {
 
 /// The kind layout section of BTF with a header of at least 32 bytes (`layout_off` and
 /// `layout_len` at bytes 24 and 28); empty for a shorter header or a zero `layout_len`.
-fn layout_section<'a>(data: &'a [u8], h: &Header) -> Result<&'a [u8]> {
+fn layout_section<'a>(data: &'a [u8], h: &Header) -> Result<&'a [u8], BtfError> {
     if h.hdr_len < LAYOUT_HEADER_LEN {
         return Ok(&[]);
     }
@@ -288,10 +284,7 @@ fn layout_section<'a>(data: &'a [u8], h: &Header) -> Result<&'a [u8]> {
     let start = h.hdr_len as u64 + off as u64;
     let end = start + len as u64;
     if end > data.len() as u64 {
-        return Err(Error::BadBtf(format!(
-            "the kind layout section (layout_off {off}, layout_len {len}) runs past the end \
-             of the data"
-        )));
+        return Err(BtfError::LayoutPastEnd { off, len });
     }
     Ok(&data[start as usize..end as usize])
 }
@@ -302,19 +295,12 @@ fn section<'a>(data: &'a [u8], h: &Header, off: u32, len: u32) -> &'a [u8] {
     &data[start..start + len as usize]
 }
 
-fn context(what: &str, e: Error) -> Error {
-    match e {
-        Error::BadBtf(why) => Error::BadBtf(format!("{what}: {why}")),
-        Error::Btf(why) => Error::BadBtf(format!("{what}: {why}")),
-        e => e,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::btf::write::HeaderForm;
     use crate::btf::{kinds, verify, write, Btf, Kind};
+    use crate::error::Error;
     use std::sync::Arc;
 
     #[test]
@@ -412,8 +398,19 @@ mod tests {
         let (mut base, split) = pair(HeaderForm::Extended { layout: true }, HeaderForm::Classic);
         let past = (base.len() as u32).to_ne_bytes();
         base[28..32].copy_from_slice(&past);
-        let e = join_split(&base, &split).unwrap_err().to_string();
-        assert!(e.contains("base: the kind layout section"), "{e}");
+        let e = join_split(&base, &split).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Join(JoinError::Base(BtfError::LayoutPastEnd { .. }))
+            ),
+            "{e:?}"
+        );
+        let e = e.to_string();
+        assert!(
+            e.starts_with("invalid BTF: base: the kind layout section"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub mod write;
 
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::{BuildError, LimitError, Result};
 pub use kinds::Kind;
 use strings::StringTable;
 pub use types::Type;
@@ -89,12 +89,9 @@ const _: () = assert!(INDEX_PLACEHOLDER > kinds::MAX_NR_TYPES);
 /// libbpf's `validate_type_id`: an id an `add_*` call refers to must be one a BTF can have
 /// (at most [`kinds::MAX_NR_TYPES`]). It need not exist yet: BTF is built with forward
 /// references (a pointer before the struct it points to), so libbpf checks no more either.
-fn check_id(id: u32, what: &str) -> Result<()> {
+fn check_id(id: u32, what: &'static str) -> Result<()> {
     if id > kinds::MAX_NR_TYPES {
-        return Err(Error::BadBtf(format!(
-            "{what} refers to type id {id}, beyond the {} a BTF can hold",
-            kinds::MAX_NR_TYPES
-        )));
+        return Err(BuildError::IdTooLarge { what, id }.into());
     }
     Ok(())
 }
@@ -214,15 +211,13 @@ impl Btf {
     /// [`Btf::own_types`] skips them), so held records must come before any raw one.
     pub fn hold_in_store(&mut self, n: u32) -> Result<()> {
         if !self.offs.is_empty() {
-            return Err(Error::BadBtf(
-                "records can be held in a store only before the first raw one".into(),
-            ));
+            return Err(BuildError::HeldAfterRaw.into());
         }
         self.held = self
             .held
             .checked_add(n)
             .filter(|&h| self.start_id + h <= kinds::MAX_NR_TYPES)
-            .ok_or_else(|| Error::BtfLimit(format!("more than {} types", kinds::MAX_NR_TYPES)))?;
+            .ok_or(LimitError::TooManyTypes)?;
         Ok(())
     }
     /// Forgets the held ids (dedup took their records back from the store).
@@ -319,10 +314,7 @@ impl Btf {
 
     fn check_room(&self) -> Result<()> {
         if self.type_cnt() > kinds::MAX_NR_TYPES {
-            return Err(Error::BtfLimit(format!(
-                "more than {} types",
-                kinds::MAX_NR_TYPES
-            )));
+            return Err(LimitError::TooManyTypes.into());
         }
         Ok(())
     }
@@ -357,11 +349,8 @@ impl Btf {
         let info = self.words[start + 1];
         let vlen = kinds::info_vlen(info);
         if vlen >= kinds::MAX_VLEN {
-            return Err(Error::BtfLimit(format!(
-                "type [{}] would have more than {} members",
-                self.type_cnt() - 1,
-                kinds::MAX_VLEN
-            )));
+            let id = self.type_cnt() - 1;
+            return Err(LimitError::TooManyMembers { id }.into());
         }
         let kind = Kind::from_u32(kinds::info_kind(info)).expect("own records are valid");
         self.words[start + 1] = kinds::info(kind, vlen + 1, kflag || kinds::info_kflag(info));
@@ -369,23 +358,22 @@ impl Btf {
         Ok(())
     }
 
-    fn expect_last(&self, kinds_ok: &[Kind], what: &str) -> Result<()> {
+    fn expect_last(&self, kinds_ok: &[Kind], what: &'static str) -> Result<()> {
         match self.last_kind() {
             Some(k) if kinds_ok.contains(&k) => Ok(()),
-            _ => Err(Error::BadBtf(format!(
-                "{what} added without a preceding {}",
-                kinds_ok[0]
-            ))),
+            _ => Err(BuildError::NoPrecedingType {
+                what,
+                kind: kinds_ok[0],
+            }
+            .into()),
         }
     }
 
     /// `btf__add_int`.
     pub fn add_int(&mut self, name: &[u8], byte_sz: u32, encoding: u8) -> Result<u32> {
         if name.is_empty() || !byte_sz.is_power_of_two() || byte_sz > 16 {
-            return Err(Error::BadBtf(format!(
-                "INT '{}' of {byte_sz} bytes: needs a name and a power-of-two size up to 16",
-                String::from_utf8_lossy(name)
-            )));
+            let name = String::from_utf8_lossy(name).into_owned();
+            return Err(BuildError::BadInt { name, byte_sz }.into());
         }
         let name_off = self.add_str(name);
         let data = kinds::int_data(encoding, 0, (byte_sz * 8) as u8);
@@ -395,10 +383,8 @@ impl Btf {
     /// `btf__add_float`.
     pub fn add_float(&mut self, name: &[u8], byte_sz: u32) -> Result<u32> {
         if name.is_empty() || ![2, 4, 8, 12, 16].contains(&byte_sz) {
-            return Err(Error::BadBtf(format!(
-                "FLOAT '{}' of {byte_sz} bytes: needs a name and size 2, 4, 8, 12 or 16",
-                String::from_utf8_lossy(name)
-            )));
+            let name = String::from_utf8_lossy(name).into_owned();
+            return Err(BuildError::BadFloat { name, byte_sz }.into());
         }
         let name_off = self.add_str(name);
         self.push(name_off, kinds::info(Kind::Float, 0, false), byte_sz, &[])
@@ -408,7 +394,7 @@ impl Btf {
     pub fn add_ref(&mut self, kind: Kind, name: Option<&[u8]>, ref_id: u32) -> Result<u32> {
         let named = matches!(kind, Kind::Typedef | Kind::TypeTag);
         if named && name.is_none_or(|n| n.is_empty()) {
-            return Err(Error::BadBtf(format!("{kind} without a name")));
+            return Err(BuildError::Unnamed { kind }.into());
         }
         check_id(ref_id, kind.name())?;
         let name_off = self.opt_name(name);
@@ -419,7 +405,10 @@ impl Btf {
     /// `address_space(1)` rather than a `btf_type_tag` annotation.
     pub fn add_type_attr(&mut self, value: &[u8], ref_id: u32) -> Result<u32> {
         if value.is_empty() {
-            return Err(Error::BadBtf("type attribute without a value".into()));
+            return Err(BuildError::NoValue {
+                what: "type attribute",
+            }
+            .into());
         }
         check_id(ref_id, "type attribute")?;
         let name_off = self.add_str(value);
@@ -429,7 +418,7 @@ impl Btf {
     /// `btf__add_fwd` for STRUCT (`is_union == false`) or UNION.
     pub fn add_fwd(&mut self, name: &[u8], is_union: bool) -> Result<u32> {
         if name.is_empty() {
-            return Err(Error::BadBtf("FWD without a name".into()));
+            return Err(BuildError::Unnamed { kind: Kind::Fwd }.into());
         }
         let name_off = self.add_str(name);
         self.push(name_off, kinds::info(Kind::Fwd, 0, is_union), 0, &[])
@@ -469,14 +458,14 @@ impl Btf {
         check_id(type_id, "member")?;
         let is_bitfield = bit_size != 0 || !bit_offset.is_multiple_of(8);
         if is_bitfield && (bit_size == 0 || bit_size > 255 || bit_offset > 0xff_ffff) {
-            return Err(Error::BadBtf(format!(
-                "bitfield of {bit_size} bits at bit {bit_offset} cannot be encoded"
-            )));
+            return Err(BuildError::BadBitfield {
+                bit_size,
+                bit_offset,
+            }
+            .into());
         }
         if self.last_kind() == Some(Kind::Union) && bit_offset != 0 {
-            return Err(Error::BadBtf(format!(
-                "union member at bit offset {bit_offset} (must be 0)"
-            )));
+            return Err(BuildError::UnionMemberOffset { bit_offset }.into());
         }
         let name_off = self.opt_name(name);
         self.push_entry(
@@ -494,7 +483,7 @@ impl Btf {
         signed: bool,
     ) -> Result<u32> {
         if !byte_sz.is_power_of_two() || byte_sz > 8 {
-            return Err(Error::BadBtf(format!("{kind} of {byte_sz} bytes")));
+            return Err(BuildError::BadEnumSize { kind, byte_sz }.into());
         }
         let name_off = self.opt_name(name);
         self.push(name_off, kinds::info(kind, 0, signed), byte_sz, &[])
@@ -503,11 +492,12 @@ impl Btf {
     /// `btf__add_enum_value`: sets kind_flag (signed) on a negative value.
     pub fn add_enum_value(&mut self, name: &[u8], value: i64) -> Result<()> {
         self.expect_last(&[Kind::Enum], "enumerator")?;
-        if name.is_empty() || value < i32::MIN as i64 || value > u32::MAX as i64 {
-            return Err(Error::BadBtf(format!(
-                "enumerator '{}' = {value} does not fit a 32-bit ENUM",
-                String::from_utf8_lossy(name)
-            )));
+        if name.is_empty() {
+            return Err(BuildError::UnnamedEnumerator.into());
+        }
+        if value < i32::MIN as i64 || value > u32::MAX as i64 {
+            let name = String::from_utf8_lossy(name).into_owned();
+            return Err(BuildError::EnumValueRange { name, value }.into());
         }
         let name_off = self.add_str(name);
         self.push_entry(&[name_off, value as u32], value < 0)
@@ -517,7 +507,7 @@ impl Btf {
     pub fn add_enum64_value(&mut self, name: &[u8], value: u64) -> Result<()> {
         self.expect_last(&[Kind::Enum64], "enumerator")?;
         if name.is_empty() {
-            return Err(Error::BadBtf("enumerator without a name".into()));
+            return Err(BuildError::UnnamedEnumerator.into());
         }
         let name_off = self.add_str(name);
         self.push_entry(&[name_off, value as u32, (value >> 32) as u32], false)
@@ -540,7 +530,7 @@ impl Btf {
     /// `btf__add_func`.
     pub fn add_func(&mut self, name: &[u8], linkage: u32, proto_id: u32) -> Result<u32> {
         if name.is_empty() {
-            return Err(Error::BadBtf("FUNC without a name".into()));
+            return Err(BuildError::Unnamed { kind: Kind::Func }.into());
         }
         check_id(proto_id, "FUNC")?;
         let name_off = self.add_str(name);
@@ -555,7 +545,7 @@ impl Btf {
     /// `btf__add_var`.
     pub fn add_var(&mut self, name: &[u8], linkage: u32, type_id: u32) -> Result<u32> {
         if name.is_empty() {
-            return Err(Error::BadBtf("VAR without a name".into()));
+            return Err(BuildError::Unnamed { kind: Kind::Var }.into());
         }
         check_id(type_id, "VAR")?;
         let name_off = self.add_str(name);
@@ -570,7 +560,10 @@ impl Btf {
     /// `btf__add_datasec`.
     pub fn add_datasec(&mut self, name: &[u8], byte_sz: u32) -> Result<u32> {
         if name.is_empty() {
-            return Err(Error::BadBtf("DATASEC without a name".into()));
+            return Err(BuildError::Unnamed {
+                kind: Kind::Datasec,
+            }
+            .into());
         }
         let name_off = self.add_str(name);
         self.push(name_off, kinds::info(Kind::Datasec, 0, false), byte_sz, &[])
@@ -585,10 +578,11 @@ impl Btf {
 
     /// `btf__add_decl_tag`.
     pub fn add_decl_tag(&mut self, value: &[u8], ref_id: u32, component_idx: i32) -> Result<u32> {
-        if value.is_empty() || component_idx < -1 {
-            return Err(Error::BadBtf(
-                "DECL_TAG needs a value and component >= -1".into(),
-            ));
+        if value.is_empty() {
+            return Err(BuildError::NoValue { what: "DECL_TAG" }.into());
+        }
+        if component_idx < -1 {
+            return Err(BuildError::BadComponent { component_idx }.into());
         }
         check_id(ref_id, "DECL_TAG")?;
         let name_off = self.add_str(value);
@@ -614,6 +608,7 @@ impl Btf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     #[test]
     fn builds_like_libbpf() {
@@ -690,5 +685,82 @@ mod tests {
             kinds::MAX_NR_TYPES
         );
         assert!(btf.add_array(INDEX_PLACEHOLDER, int, 1).is_ok());
+    }
+
+    #[test]
+    fn limits_are_typed_and_read_as_before() {
+        let mut btf = Btf::new();
+        let int = btf.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
+        let s = btf.add_composite(Kind::Struct, None, 4).unwrap();
+        for _ in 0..kinds::MAX_VLEN {
+            btf.add_field(None, int, 0, 0).unwrap();
+        }
+        let full = btf.add_field(None, int, 0, 0).unwrap_err();
+        assert!(matches!(
+            full,
+            Error::BtfLimit(LimitError::TooManyMembers { id }) if id == s
+        ));
+        assert_eq!(
+            full.to_string(),
+            format!(
+                "BTF limit exceeded: type [{s}] would have more than {} members",
+                kinds::MAX_VLEN
+            )
+        );
+        let mut held = Btf::new();
+        assert!(matches!(
+            held.hold_in_store(kinds::MAX_NR_TYPES),
+            Err(Error::BtfLimit(LimitError::TooManyTypes))
+        ));
+    }
+
+    #[test]
+    fn refusals_are_typed_and_read_as_before() {
+        let refused = |r: Result<u32>| match r {
+            Err(Error::Build(e)) => e,
+            other => panic!("expected a BuildError, got {other:?}"),
+        };
+        let mut btf = Btf::new();
+        let e = refused(btf.add_int(b"i", 3, 0));
+        let name = "i".to_string();
+        assert_eq!(e, BuildError::BadInt { name, byte_sz: 3 });
+        assert_eq!(
+            Error::from(e).to_string(),
+            "invalid BTF: INT 'i' of 3 bytes: needs a name and a power-of-two size up to 16"
+        );
+        let e = refused(btf.add_ref(Kind::Typedef, None, 0));
+        assert_eq!(e.to_string(), "TYPEDEF without a name");
+        let e = refused(btf.add_ref(Kind::Ptr, None, kinds::MAX_NR_TYPES + 1));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "PTR refers to type id {}, beyond the {} a BTF can hold",
+                kinds::MAX_NR_TYPES + 1,
+                kinds::MAX_NR_TYPES
+            )
+        );
+        let e = refused(btf.add_enum(Kind::Enum, None, 3, false));
+        assert_eq!(
+            e.to_string(),
+            "ENUM of 3 bytes: needs a power-of-two size up to 8"
+        );
+        let e = refused(btf.add_decl_tag(b"tag", 0, -2));
+        assert_eq!(e, BuildError::BadComponent { component_idx: -2 });
+        assert!(matches!(
+            btf.add_field(None, 0, 0, 0),
+            Err(Error::Build(BuildError::NoPrecedingType {
+                what: "member",
+                kind: Kind::Struct
+            }))
+        ));
+        btf.add_enum(Kind::Enum, None, 4, false).unwrap();
+        assert!(matches!(
+            btf.add_enum_value(b"", 1),
+            Err(Error::Build(BuildError::UnnamedEnumerator))
+        ));
+        assert_eq!(
+            btf.add_enum_value(b"E", 1 << 33).unwrap_err().to_string(),
+            "invalid BTF: enumerator 'E' = 8589934592 does not fit a 32-bit ENUM"
+        );
     }
 }

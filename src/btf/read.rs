@@ -56,19 +56,19 @@ pub fn byte_order(data: &[u8]) -> Option<Endian> {
 }
 
 /// Reads and sanity-checks the header (enough to slice the sections safely).
-pub fn parse_header(data: &[u8]) -> Result<Header> {
+pub fn parse_header(data: &[u8]) -> Result<Header, BtfError> {
     if data.len() < 24 {
-        return Err(BtfError::TooShort { len: data.len() }.into());
+        return Err(BtfError::TooShort { len: data.len() });
     }
     let Some(endian) = byte_order(data) else {
         let magic = u16::from_le_bytes([data[0], data[1]]);
-        return Err(BtfError::BadMagic { magic }.into());
+        return Err(BtfError::BadMagic { magic });
     };
     // In bounds: data holds at least the 24 header bytes.
     let word_at = |off| endian.u32_at(data, off).unwrap_or(0);
     let hdr_len = word_at(4);
     if hdr_len < 24 || hdr_len as usize > data.len() {
-        return Err(BtfError::BadHeaderLength { hdr_len }.into());
+        return Err(BtfError::BadHeaderLength { hdr_len });
     }
     let h = Header {
         magic: MAGIC,
@@ -85,10 +85,10 @@ pub fn parse_header(data: &[u8]) -> Result<Header> {
     let body = data.len() as u64 - hdr_len as u64;
     let end = |off: u32, len: u32| off as u64 + len as u64;
     if end(h.type_off, h.type_len) > body || end(h.str_off, h.str_len) > body {
-        return Err(BtfError::SectionPastEnd.into());
+        return Err(BtfError::SectionPastEnd);
     }
     if !h.type_off.is_multiple_of(4) || !h.type_len.is_multiple_of(4) {
-        return Err(BtfError::TypesUnaligned.into());
+        return Err(BtfError::TypesUnaligned);
     }
     Ok(h)
 }

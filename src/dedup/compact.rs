@@ -15,7 +15,7 @@
 use super::{Dedup, UNPROCESSED};
 use crate::btf::kinds::MAX_NR_TYPES;
 use crate::btf::types::for_each_type_id_word;
-use crate::error::{Error, Result};
+use crate::error::{DedupError, Result};
 
 /// Marks a `map` entry that holds a surviving own type's new id (ids are at most
 /// `MAX_NR_TYPES`, below this bit).
@@ -55,9 +55,7 @@ impl Dedup {
                 }
             });
             if let Some(b) = bad {
-                return Err(Error::BadBtf(format!(
-                    "type [{id}] references type [{b}], which has no deduplicated id"
-                )));
+                return Err(DedupError::NoNewId { id, target: b }.into());
             }
         }
         Ok((words, offs))

@@ -64,10 +64,14 @@
 //!
 //! # Errors
 //!
-//! Malformed input (records that do not fit, unknown kinds, references past the last type,
-//! string offsets past the section, reference-type cycles, struct members of impossible kinds)
-//! yields `Err(Error::BadBtf)`, and the BTF keeps its records; as with libbpf, a failure after
-//! the string phase leaves the strings deduplicated (still consistent with the records).
+//! Malformed input yields an error, and the BTF keeps its records: [`Error::Record`] for a
+//! record that does not fit, has an unknown kind, or references a type past the last or a
+//! string past the section; [`Error::Dedup`] for the graph (reference-type cycles, struct
+//! members of impossible kinds). As with libbpf, a failure after the string phase leaves the
+//! strings deduplicated (still consistent with the records).
+//!
+//! [`Error::Record`]: crate::error::Error::Record
+//! [`Error::Dedup`]: crate::error::Error::Dedup
 //!
 //! # Threads
 //!
@@ -94,11 +98,11 @@ use handover::StructFrontier;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::btf::kinds::{self, kind, Kind, MAX_NR_TYPES};
+use crate::btf::kinds::{kind, Kind, MAX_NR_TYPES};
 use crate::btf::store::{self, Rec, Store, View};
 use crate::btf::types::for_each_type_id_word;
 use crate::btf::Btf;
-use crate::error::{Error, Result};
+use crate::error::{DedupError, RecordError, Result};
 use crate::stats::Held;
 use hash::kind_of;
 use hypot::HypotMap;
@@ -250,9 +254,7 @@ fn check_own(btf: &Btf, threads: usize) -> Result<()> {
     let checked = par::for_chunks_mut(&mut covered, threads, |first, chunk| {
         for (i, words) in chunk.iter_mut().enumerate() {
             let id = start + (first + i) as u32;
-            let t = btf
-                .type_by_id(id)
-                .ok_or_else(|| Error::BadBtf(format!("type [{id}] is missing")))?;
+            let t = btf.type_by_id(id).ok_or(DedupError::Missing { id })?;
             check_record(id, t.words, cnt)?;
             *words = t.words.len();
         }
@@ -260,9 +262,7 @@ fn check_own(btf: &Btf, threads: usize) -> Result<()> {
     });
     checked.into_iter().collect::<Result<()>>()?;
     if covered.iter().sum::<usize>() != btf.type_words().len() {
-        return Err(Error::BadBtf(
-            "type records do not cover the type section".into(),
-        ));
+        return Err(DedupError::NotCovered.into());
     }
     Ok(())
 }
@@ -294,20 +294,8 @@ pub fn store_with_base(btf: &Btf) -> Result<Store> {
     Ok(Store::with_base(flat, offs))
 }
 
-fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {
-    if w.len() < 3 {
-        return Err(Error::BadBtf(format!("type [{id}] is truncated")));
-    }
-    let k = kind_of(w);
-    let kind = Kind::from_u32(k)
-        .ok_or_else(|| Error::BadBtf(format!("type [{id}] has unknown kind {k}")))?;
-    let len = kind.record_words(kinds::info_vlen(w[1]));
-    if w.len() != len {
-        return Err(Error::BadBtf(format!(
-            "type [{id}] ({kind}) has {} words, its kind and vlen say {len}",
-            w.len()
-        )));
-    }
+fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<(), RecordError> {
+    let kind = store::check_shape(id, w, false)?;
     // One comparison on the common path; the first bad id is looked for only on the error path.
     let mut highest = 0;
     for_each_type_id_word(w[1], |i| highest = highest.max(w[i]));
@@ -320,11 +308,12 @@ fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<()> {
             first_bad.get_or_insert(w[i]);
         }
     });
-    let first_bad = first_bad.unwrap_or(highest);
-    Err(Error::BadBtf(format!(
-        "type [{id}] ({kind}) references type [{first_bad}], past the last type [{}]",
-        cnt - 1
-    )))
+    Err(RecordError::RefPastEnd {
+        id,
+        kind,
+        target: first_bad.unwrap_or(highest),
+        last: cnt - 1,
+    })
 }
 
 /// Every type record, base and own, by id, and each one's raw kind; fixed once dedup starts,
@@ -377,7 +366,7 @@ impl Recs {
 }
 
 /// `id`'s referenced ids, FWD's `type` word included, are below `cnt`.
-fn check_ids(id: u32, rec: Rec<'_>, cnt: u32) -> Result<()> {
+fn check_ids(id: u32, rec: Rec<'_>, cnt: u32) -> Result<(), RecordError> {
     let mut bad = None;
     let mut k = 0;
     store::for_each_id_word(rec.info(), |_| {
@@ -392,10 +381,12 @@ fn check_ids(id: u32, rec: Rec<'_>, cnt: u32) -> Result<()> {
     }
     match bad {
         None => Ok(()),
-        Some(t) => Err(Error::BadBtf(format!(
-            "type [{id}] references type [{t}], past the last type [{}]",
-            cnt - 1
-        ))),
+        Some(target) => Err(RecordError::RefPastEnd {
+            id,
+            kind: Kind::from_u32(rec.kind()),
+            target,
+            last: cnt - 1,
+        }),
     }
 }
 
@@ -748,9 +739,7 @@ impl Dedup {
         });
         self.table.append_all(candidates);
         match unknown {
-            Some((id, k)) => Err(Error::BadBtf(format!(
-                "base type [{id}] has unknown kind {k}"
-            ))),
+            Some((id, kind)) => Err(DedupError::UnknownBaseKind { id, kind }.into()),
             None => Ok(()),
         }
     }

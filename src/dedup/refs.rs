@@ -45,7 +45,7 @@ use super::{Dedup, Recs, UNPROCESSED};
 use crate::btf::kinds::kind;
 use crate::btf::store::Rec;
 use crate::btf::types::for_each_type_id_word;
-use crate::error::{Error, Result};
+use crate::error::{DedupError, Result};
 use crate::sync::{AtomicU32, Ordering};
 
 /// Whether libbpf's reference-type phase deduplicates the raw kind `k`.
@@ -117,11 +117,7 @@ pub(crate) fn walk_finish_order(
                     open(child);
                     stack.push((child, 0));
                 }
-                OPEN => {
-                    return Err(Error::BadBtf(format!(
-                        "type [{child}] is part of a reference type cycle"
-                    )))
-                }
+                OPEN => return Err(DedupError::RefCycle { id: child }.into()),
                 _ => {}
             }
         }

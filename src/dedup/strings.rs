@@ -14,7 +14,7 @@ use super::hash::kind_of;
 use crate::btf::kinds::Kind;
 use crate::btf::strings::StringTable;
 use crate::btf::Btf;
-use crate::error::{Error, Result};
+use crate::error::{RecordError, Result};
 
 /// Marks an old string offset not rewritten yet.
 const UNSEEN: u32 = u32::MAX;
@@ -93,10 +93,8 @@ pub(crate) fn dedup_strings(btf: &mut Btf) -> Result<()> {
             *r = new_off;
         });
         if let Some(off) = err {
-            return Err(Error::BadBtf(format!(
-                "type [{}] references string offset {off}, past the string section",
-                start_id as usize + i
-            )));
+            let id = start_id + i as u32;
+            return Err(RecordError::StringPastEnd { id, off }.into());
         }
     }
     *strings = new;

@@ -31,7 +31,7 @@ use super::hypot::HypotMap;
 use super::{Dedup, Graph};
 use crate::btf::kinds::{kind, MAX_NR_TYPES};
 use crate::btf::store::Rec;
-use crate::error::{Error, Result};
+use crate::error::{DedupError, Result};
 
 /// How often (in ids) the struct phase tells the reference-type thread how far it is.
 const PUBLISH_EVERY: u32 = 256;
@@ -288,9 +288,11 @@ impl Walk<'_> {
                 Step::Yes
             }
             k => {
-                return Err(Error::BadBtf(format!(
-                    "type [{cand_id}] of kind {k} cannot take part in a struct type graph"
-                )))
+                return Err(DedupError::NotInStructGraph {
+                    id: cand_id,
+                    kind: k,
+                }
+                .into());
             }
         })
     }
@@ -329,9 +331,7 @@ impl Walk<'_> {
                     id2 = r2.id(0);
                     steps += 1;
                     if steps > self.g.type_cnt() {
-                        return Err(Error::BadBtf(format!(
-                            "reference type cycle through type [{id1}]"
-                        )));
+                        return Err(DedupError::RefChainCycle { id: id1 }.into());
                     }
                     continue;
                 }

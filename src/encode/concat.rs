@@ -7,8 +7,8 @@
 
 use crate::btf::store::Store;
 use crate::btf::types::for_each_str_off_mut;
-use crate::btf::{Btf, INDEX_PLACEHOLDER};
-use crate::error::{Error, Result};
+use crate::btf::{kinds, Btf, INDEX_PLACEHOLDER};
+use crate::error::{ConcatError, Result};
 
 /// What the concatenation keeps from one chunk to the next: the array index type once a
 /// chunk has established it, and its buffers, which it reuses.
@@ -43,9 +43,10 @@ impl Concat {
         map_strings(dst, chunk, &mut self.string_map);
         let (strmap, words, index_type) = (&self.string_map, &mut self.words, self.index_type);
         for t in chunk.own_types() {
-            let kind = t
-                .kind()
-                .ok_or_else(|| Error::BadBtf("unknown kind in a chunk".into()))?;
+            let kind = t.kind().ok_or(ConcatError::UnknownKind {
+                id: t.id,
+                kind: kinds::info_kind(t.info()),
+            })?;
             words.clear();
             words.extend_from_slice(t.words);
             for_each_str_off_mut(kind, words, |off| *off = strmap[*off as usize]);
@@ -59,9 +60,7 @@ impl Concat {
                 local => local + offset,
             })?;
             if missing_index {
-                return Err(Error::BadBtf(
-                    "an array precedes the CU that establishes the index type".into(),
-                ));
+                return Err(ConcatError::ArrayBeforeIndexType.into());
             }
             dst.hold_in_store(1)?;
             debug_assert_eq!(id + 1, dst.type_cnt());
@@ -92,7 +91,8 @@ fn map_strings(dst: &mut Btf, chunk: &Btf, map: &mut Vec<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::btf::{kinds, Kind};
+    use crate::btf::Kind;
+    use crate::error::Error;
 
     #[test]
     fn concatenation_shifts_ids_and_reuses_strings() {
@@ -124,6 +124,9 @@ mod tests {
         b.add_array(INDEX_PLACEHOLDER, c, 4).unwrap();
         let (mut dst, mut store) = (Btf::new(), Store::new());
         let append = Concat::default().append(&mut dst, &mut store, &b, None);
-        assert!(append.is_err());
+        assert!(matches!(
+            append,
+            Err(Error::Concat(ConcatError::ArrayBeforeIndexType))
+        ));
     }
 }

@@ -54,21 +54,15 @@ pub fn encode_cu_types(
     let xlate = |id: u32| if id == 0 { 0 } else { off + id };
     for (i, entry) in cu.entries.iter().enumerate() {
         let die = cu.die_offset(cu.dies[i], die_base);
-        if let Entry::Unsupported { tag } = entry {
+        if let Some((what, reason)) = refused(entry, features) {
             return Err(Error::Encode {
-                what: tag.static_string().unwrap_or("DW_TAG_?").to_string(),
+                what,
                 die_offset: die,
-                reason: "BTF has no equivalent for this DWARF tag".into(),
+                reason: reason.into(),
             });
         }
-        encode_entry(btf, cu, entry, features, &xlate).map_err(|e| match e {
-            Error::BadBtf(reason) | Error::BtfLimit(reason) => Error::Encode {
-                what: describe(entry),
-                die_offset: die,
-                reason,
-            },
-            e => e,
-        })?;
+        encode_entry(btf, cu, entry, features, &xlate)
+            .map_err(|e| e.while_encoding(|| describe(entry), die))?;
         debug_assert_eq!(btf.type_cnt() - 1, off + i as u32 + 1, "id drift");
     }
     let index = match role {
@@ -88,6 +82,26 @@ pub fn encode_cu_types(
         }
     }
     Ok(index)
+}
+
+/// What `entry` is and why BTF cannot hold it, for the entries refused before anything is
+/// added: a DWARF tag BTF has no equivalent for, and (where FLOAT is encoded) the float types
+/// pahole refuses too.
+fn refused(entry: &Entry<'_>, features: &Features) -> Option<(String, &'static str)> {
+    match entry {
+        Entry::Unsupported { tag } => Some((
+            tag.static_string().unwrap_or("DW_TAG_?").to_string(),
+            "BTF has no equivalent for this DWARF tag",
+        )),
+        Entry::Base {
+            encoding: ate::COMPLEX_FLOAT | ate::IMAGINARY_FLOAT,
+            ..
+        } if features.float => Some((
+            describe(entry),
+            "complex, interval and imaginary float types are not supported",
+        )),
+        _ => None,
+    }
 }
 
 fn encode_entry(
@@ -172,9 +186,7 @@ fn add_base_type(
         ate::BOOLEAN => kinds::INT_BOOL,
         ate::FLOAT if features.float => return btf.add_float(name, byte_size),
         ate::COMPLEX_FLOAT | ate::IMAGINARY_FLOAT if features.float => {
-            return Err(Error::BadBtf(
-                "complex, interval and imaginary float types are not supported".into(),
-            ))
+            unreachable!("refused by encode_cu_types")
         }
         _ => 0,
     };

@@ -285,10 +285,7 @@ impl<'a> VarEncoder<'a> {
             msgs.push(VarMessage::verbose(format!(
                 "Variable '{shown}' from CU '{cu_name}' at address 0x{offset:x} encoded"
             )));
-            let ctx = |e: Error| match e {
-                Error::BadBtf(reason) | Error::BtfLimit(reason) => fail(&reason),
-                e => e,
-            };
+            let ctx = |e: Error| e.while_encoding(|| format!("variable '{shown}'"), die_offset);
             let var_id = btf
                 .add_var(name, linkage, type_id_off + var.ty)
                 .map_err(ctx)?;

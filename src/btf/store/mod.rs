@@ -27,7 +27,7 @@ use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
 
 use super::kinds::{self, kind, Kind, MAX_NR_TYPES};
-use crate::error::{Error, Result};
+use crate::error::{LimitError, RecordError, Result};
 
 /// In a record's first unit: the template number continues in the next unit.
 const LONG: u16 = 0x8000;
@@ -348,9 +348,9 @@ impl Store {
     ) -> Result<u32> {
         let id = self.len();
         if id > MAX_NR_TYPES {
-            return Err(Error::BtfLimit(format!("more than {MAX_NR_TYPES} types")));
+            return Err(LimitError::TooManyTypes.into());
         }
-        check_shape(id, rec)?;
+        check_shape(id, rec, true)?;
         let mut ids = std::mem::take(&mut self.ids);
         ids.clear();
         for_each_id_word(rec[1], |w| {
@@ -376,7 +376,7 @@ impl Store {
             }
         }
         if self.data.len() >= 1 << 31 {
-            return Err(Error::BtfLimit("the record store is full".into()));
+            return Err(LimitError::StoreFull.into());
         }
         self.ids = ids;
         Ok(id)
@@ -395,7 +395,7 @@ impl Store {
         }
         let number = self.tpl_offs.len();
         if number >= MAX_TEMPLATES || self.tpls.len() + tpl.len() > u32::MAX as usize {
-            return Err(Error::BtfLimit("too many distinct type records".into()));
+            return Err(LimitError::TooManyTemplates.into());
         }
         self.tpl_offs.push(self.tpls.len() as u32);
         self.tpls.extend_from_slice(tpl);
@@ -479,30 +479,40 @@ impl Store {
     }
 }
 
-/// A record is at least the three common words and exactly as long as its kind and vlen
-/// say; its kind is known, or it is `void`'s (kind 0, three words).
-fn check_shape(id: u32, rec: &[u32]) -> Result<()> {
+/// Checks that record `id` is at least the three common words and exactly as long as its kind
+/// and vlen say, and that its kind is known, or (when `void_ok`) `void`'s (kind 0, three
+/// words); returns the kind, `None` for `void`'s.
+pub(crate) fn check_shape(
+    id: u32,
+    rec: &[u32],
+    void_ok: bool,
+) -> Result<Option<Kind>, RecordError> {
     if rec.len() < 3 {
-        return Err(Error::BadBtf(format!("type [{id}] is truncated")));
+        return Err(RecordError::Truncated { id });
     }
     let k = kinds::info_kind(rec[1]);
-    let want = match Kind::from_u32(k) {
-        Some(kind) => kind.record_words(kinds::info_vlen(rec[1])),
-        None if k == kind::UNKN => 3,
-        None => return Err(Error::BadBtf(format!("type [{id}] has unknown kind {k}"))),
+    let kind = match Kind::from_u32(k) {
+        None if void_ok && k == kind::UNKN => None,
+        None => return Err(RecordError::UnknownKind { id, kind: k }),
+        known => known,
     };
+    let want = kind.map_or(3, |kind| kind.record_words(kinds::info_vlen(rec[1])));
     if rec.len() != want {
-        return Err(Error::BadBtf(format!(
-            "type [{id}] has {} words, its kind and vlen say {want}",
-            rec.len()
-        )));
+        let words = rec.len();
+        return Err(RecordError::WrongLength {
+            id,
+            kind,
+            words,
+            want,
+        });
     }
-    Ok(())
+    Ok(kind)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     fn ptr(to: u32) -> Vec<u32> {
         vec![0, kinds::info(Kind::Ptr, 0, false), to]
@@ -579,9 +589,23 @@ mod tests {
     #[test]
     fn bad_shapes_are_refused() {
         let mut s = Store::new();
-        assert!(s.push(&[0, 0]).is_err());
-        assert!(s.push(&[0, 31 << 24, 0]).is_err());
-        assert!(s.push(&strukt(1, &[(1, 1, 0)])[..5]).is_err());
+        let refused = |s: &mut Store, rec: &[u32]| match s.push(rec) {
+            Err(Error::Record(e)) => e,
+            other => panic!("expected a RecordError, got {other:?}"),
+        };
+        assert_eq!(refused(&mut s, &[0, 0]), RecordError::Truncated { id: 1 });
+        let unknown = RecordError::UnknownKind { id: 1, kind: 31 };
+        assert_eq!(refused(&mut s, &[0, 31 << 24, 0]), unknown);
+        let short = refused(&mut s, &strukt(1, &[(1, 1, 0)])[..5]);
+        assert_eq!(
+            Error::from(short).to_string(),
+            "invalid BTF: type [1] (STRUCT) has 5 words, its kind and vlen say 6"
+        );
+        let void_too_long = refused(&mut s, &[0, 0, 0, 0]);
+        assert_eq!(
+            void_too_long.to_string(),
+            "type [1] (void) has 4 words, its kind and vlen say 3"
+        );
         assert_eq!(s.len(), 1);
     }
 }
