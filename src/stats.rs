@@ -58,16 +58,6 @@ pub fn allocated_mib() -> u64 {
     0
 }
 
-/// The system's page size, if it says.
-#[cfg(target_os = "linux")]
-pub(crate) fn page_size() -> Option<usize> {
-    // SAFETY: sysconf only reads a system constant.
-    match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
-        p if p > 0 => Some(p as usize),
-        _ => None,
-    }
-}
-
 /// Bytes of `items` resident in memory now, counted by page (`mincore`): untouched pages of
 /// a zeroed or reserved array do not count. 0 where that is not available.
 pub fn resident_bytes<T>(items: &[T]) -> usize {
@@ -77,8 +67,10 @@ pub fn resident_bytes<T>(items: &[T]) -> usize {
         if len == 0 {
             return 0;
         }
-        let Some(page) = page_size() else {
-            return 0;
+        // SAFETY: sysconf only reads a system constant.
+        let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+            p if p > 0 => p as usize,
+            _ => return 0,
         };
         let start = items.as_ptr() as usize & !(page - 1);
         let end = (items.as_ptr() as usize + len).next_multiple_of(page);

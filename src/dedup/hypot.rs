@@ -5,16 +5,9 @@
 //! check: a lookup is one load, and the struct phase makes one or two per pair of types it
 //! compares. Unlike libbpf's, the array stores `candidate + 1`, so that "unmapped" is 0 and the
 //! array can start as untouched zero pages: only the pages of ids some check touched (the
-//! canonical side's types) become resident. Every [`RELEASE_AFTER`] mappings, when a clear has
-//! left the array all zero, its pages go back to the kernel, so what stays resident is what
-//! the recent checks touched (the pages of all the canonical types met through the struct
-//! phase were 4.5–6.3 MiB at the dedup's peak on a kernel).
+//! canonical side's types) ever become resident.
 
 use super::UNPROCESSED;
-
-/// Mappings between two releases of the array's pages: a release costs the faults that bring
-/// back the pages the next checks touch.
-const RELEASE_AFTER: usize = 1 << 16;
 
 /// The hypothetical map of one equivalence check.
 pub(crate) struct HypotMap {
@@ -22,8 +15,6 @@ pub(crate) struct HypotMap {
     plus_one: Vec<u32>,
     /// The canonical ids mapped, in the order they were (libbpf's `hypot_list`).
     list: Vec<u32>,
-    /// Mappings since the array's pages were last released.
-    since_release: usize,
 }
 
 impl HypotMap {
@@ -32,7 +23,6 @@ impl HypotMap {
         HypotMap {
             plus_one: vec![0; cnt],
             list: Vec::new(),
-            since_release: 0,
         }
     }
 
@@ -68,38 +58,7 @@ impl HypotMap {
         for &canon in &self.list {
             self.plus_one[canon as usize] = 0;
         }
-        self.since_release += self.list.len();
         self.list.clear();
-        if self.since_release >= RELEASE_AFTER {
-            self.since_release = 0;
-            release_zeroed(&mut self.plus_one);
-        }
-    }
-}
-
-/// Gives the pages wholly inside `zeros`, which is all zero, back to the kernel (a memory-use
-/// hint: when it fails, nothing changes but the resident set).
-fn release_zeroed(zeros: &mut [u32]) {
-    debug_assert!(zeros.iter().all(|&z| z == 0));
-    #[cfg(target_os = "linux")]
-    {
-        let Some(page) = crate::stats::page_size() else {
-            return;
-        };
-        let (from, to) = (
-            zeros.as_mut_ptr() as usize,
-            zeros.as_mut_ptr_range().end as usize,
-        );
-        let (start, end) = (from.next_multiple_of(page), to & !(page - 1));
-        if start < end {
-            // SAFETY: [start, end) is whole pages inside `zeros`, which this function borrows
-            // exclusively and which holds only zeros; MADV_DONTNEED on private anonymous
-            // memory (all a `Vec`'s memory is) makes those pages read as zeros again, so no
-            // value observably changes.
-            let _ = unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED)
-            };
-        }
     }
 }
 
