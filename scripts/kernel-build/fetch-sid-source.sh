@@ -15,17 +15,10 @@ set -euo pipefail
 
 DIR=${1:?usage: fetch-sid-source.sh DIR}
 die() { echo "fetch-sid-source: error: $*" >&2; exit 1; }
-mkdir -p "$DIR/apt/lists/partial" "$DIR/apt/cache/archives/partial" "$DIR/debs"
-A=$DIR/apt
-echo "deb http://deb.debian.org/debian sid main" > "$A/sources.list"
-[ -e "$A/status" ] || : > "$A/status"
-APT=(-o Dir::Etc::SourceList="$A/sources.list" -o Dir::Etc::SourceParts=/dev/null
-  -o Dir::State::Lists="$A/lists" -o Dir::State::Status="$A/status" -o Dir::Cache="$A/cache"
-  -o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false
-  -o Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false
-  -o APT::Sandbox::User=root)
-echo "fetch-sid-source: apt-get update (sid only, private lists in $A)" >&2
-apt-get "${APT[@]}" update -qq >&2 || die "apt-get update for sid failed (is deb.debian.org reachable?)"
+mkdir -p "$DIR/debs"
+# shellcheck source=../private-apt.sh
+. "$(dirname "$0")/../private-apt.sh"
+private_apt "$DIR" sid || die "apt-get update for sid failed (is deb.debian.org reachable?)"
 PKG=$(apt-cache "${APT[@]}" search --names-only '^linux-source-7\.[0-9]+$' | awk '{print $1}' | sort -V | tail -n 1)
 [ -n "$PKG" ] || die "Debian sid has no linux-source-7.* package"
 VERSION=$(apt-cache "${APT[@]}" show "$PKG" | awk '/^Version: / {print $2}' | sort -V | tail -n 1)
