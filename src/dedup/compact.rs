@@ -12,6 +12,9 @@
 //! entry then gives the new id. The result is built in fresh vectors so that the
 //! [`crate::btf::Btf`] is only replaced once everything succeeded.
 
+use std::sync::Arc;
+
+use super::table::CandTable;
 use super::{Dedup, UNPROCESSED};
 use crate::btf::kinds::MAX_NR_TYPES;
 use crate::btf::types::for_each_type_id_word;
@@ -24,6 +27,7 @@ const RENUMBERED: u32 = MAX_NR_TYPES + 1;
 impl Dedup {
     /// The surviving own records (remapped) and their word offsets.
     pub(crate) fn compact_and_remap(&mut self) -> Result<(Vec<u32>, Vec<u32>)> {
+        self.release_before_compaction();
         let (kept_words, survivors) = self.renumber_in_map();
         let g = self.types.graph();
         let start = g.start_id;
@@ -59,6 +63,21 @@ impl Dedup {
             }
         }
         Ok((words, offs))
+    }
+
+    /// Frees what the earlier phases needed and compaction does not (it reads only the
+    /// records and `map`): the kinds and the candidate table, so that the output is built
+    /// beside the store and `map` alone — the dedup's last peak.
+    fn release_before_compaction(&mut self) {
+        self.table = CandTable::new(false, 0);
+        let recs = Arc::get_mut(&mut self.types.recs);
+        debug_assert!(
+            recs.is_some(),
+            "the reference thread has let go of the records"
+        );
+        if let Some(recs) = recs {
+            recs.kinds = Vec::new();
+        }
     }
 
     /// Gives every own type that is its own canonical representative its new id, in id order

@@ -211,10 +211,8 @@ fn run_on_store(
             bytes: recs.store.bytes(),
         },
         Held {
-            what: "dedup's per-id state: kinds, canonical map, hypothetical map (virtual; only \
-                   the pages an equivalence check touches are resident)"
-                .into(),
-            bytes: recs.kinds.len() * (1 + 4 + 4),
+            what: "dedup's per-id state: kinds, canonical map".into(),
+            bytes: recs.kinds.len() * (1 + 4),
         },
     ];
     let mut d = Dedup::new(start_id, recs, opts);
@@ -318,7 +316,8 @@ fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<(), RecordError> {
 
 /// Every type record, base and own, by id, and each one's raw kind; fixed once dedup starts,
 /// so shared with the thread that orders the reference types. The kinds are kept beside the
-/// records (a byte an id) because most per-id decisions need only the kind.
+/// records (a byte an id) because most per-id decisions need only the kind; compaction, which
+/// needs none, starts by freeing them.
 pub(crate) struct Recs {
     store: Store,
     kinds: Vec<u8>,
@@ -361,7 +360,7 @@ impl Recs {
 
     /// One past the highest id.
     pub(crate) fn type_cnt(&self) -> u32 {
-        self.kinds.len() as u32
+        self.store.len()
     }
 }
 
@@ -439,7 +438,7 @@ impl<'a> Graph<'a> {
 
     /// One past the highest id.
     pub(crate) fn type_cnt(self) -> u32 {
-        self.kinds.len() as u32
+        self.map.len() as u32
     }
 
     /// Where the record of `id` starts among the store's record units.
@@ -669,8 +668,8 @@ impl Dedup {
                 bytes: resident_bytes(&recs.kinds) + resident_bytes(&self.types.map),
             },
             Held {
-                what: "  at the struct phase's end, resident: hypothetical map".into(),
-                bytes: self.hypot.resident(),
+                what: "  at the struct phase's end, held: hypothetical map".into(),
+                bytes: self.hypot.bytes(),
             },
             Held {
                 what: format!(
