@@ -26,6 +26,7 @@
 use std::hash::Hasher;
 
 use hashbrown::HashTable;
+use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::input::elf::{Elf, STT_FUNC};
@@ -64,26 +65,21 @@ impl<'t> ElfFunction<'t> {
     }
 }
 
-/// One entry of [`ElfFunctions`] as held: 32 bytes, its symbols a range of the table's flat
-/// list (a kernel has 50,000–110,000 entries, held through the whole encoding; an entry
-/// owning a `Vec` of its symbols cost 80 bytes and an allocation).
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Entry<'a> {
-    name: &'a str,
-    /// Where its symbols start in [`ElfFunctions::syms`], and how many there are.
-    first_sym: u32,
-    sym_count: u32,
-    kfunc_flags: u32,
-    ambiguous_addr: bool,
-    kfunc: bool,
-}
-
 /// The ELF functions table, sorted by name.
+///
+/// An entry is held as where its symbols start in one flat list, ordered entry after entry:
+/// its name is its first symbol's cut at the `.`, its symbol count the distance to the next
+/// entry's start, its ambiguity a comparison of those symbols' addresses. A kernel has
+/// 50,000–110,000 entries (6.12's `__pfx_` symbols double them), held through the whole
+/// encoding: 4 bytes each, where a struct with the name and flags cost 32.
 #[derive(Clone, Debug, Default)]
 pub struct ElfFunctions<'a> {
-    entries: Vec<Entry<'a>>,
+    /// Per entry, where its symbols start in `syms`; then `syms.len()`.
+    starts: Vec<u32>,
     /// Every entry's symbols, entry after entry.
     syms: Vec<ElfFunctionSym<'a>>,
+    /// The kfunc entries (a few hundred) and the `KF_*` flags of each.
+    kfuncs: FxHashMap<u32, u32>,
     /// Entry indices by a hash of their names: every DWARF function is looked up, and a
     /// binary search over the names costs a cache miss or two per step.
     by_name: HashTable<u32>,
@@ -91,7 +87,7 @@ pub struct ElfFunctions<'a> {
 
 impl PartialEq for ElfFunctions<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.entries == other.entries && self.syms == other.syms
+        self.starts == other.starts && self.syms == other.syms && self.kfuncs == other.kfuncs
     }
 }
 
@@ -151,100 +147,96 @@ impl<'a> ElfFunctions<'a> {
             .collect();
         // Stable: symbols of one entry stay in table order.
         flat.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        let names = flat.chunk_by(|a, b| a.0 == b.0);
-        let mut entries = Vec::with_capacity(names.clone().count());
-        let mut first_sym = 0;
-        for group in names {
-            let sym_count = group.len() as u32;
-            entries.push(Entry {
-                name: group[0].0,
-                first_sym,
-                sym_count,
-                kfunc_flags: 0,
-                ambiguous_addr: false,
-                kfunc: false,
-            });
-            first_sym += sym_count;
+        let mut starts = Vec::with_capacity(flat.chunk_by(|a, b| a.0 == b.0).count() + 1);
+        let mut start = 0;
+        for group in flat.chunk_by(|a, b| a.0 == b.0) {
+            starts.push(start);
+            start += group.len() as u32;
         }
+        starts.push(start);
         // Not collected in place: that would keep `flat`'s larger allocation.
         let mut syms = Vec::with_capacity(flat.len());
         syms.extend(flat.into_iter().map(|(_, sym)| sym));
-        for e in &mut entries {
-            e.ambiguous_addr = has_ambiguous_address(syms_of(&syms, e));
-        }
-        let mut by_name = HashTable::with_capacity(entries.len());
-        for (i, e) in entries.iter().enumerate() {
-            by_name.insert_unique(name_hash(e.name.as_bytes()), i as u32, |&i| {
-                name_hash(entries[i as usize].name.as_bytes())
+        let mut table = ElfFunctions {
+            starts,
+            syms,
+            kfuncs: FxHashMap::default(),
+            by_name: HashTable::new(),
+        };
+        let mut by_name = HashTable::with_capacity(table.len());
+        for i in 0..table.len() as u32 {
+            by_name.insert_unique(name_hash(table.name_of(i).as_bytes()), i, |&i| {
+                name_hash(table.name_of(i).as_bytes())
             });
         }
-        ElfFunctions {
-            entries,
-            syms,
-            by_name,
-        }
+        table.by_name = by_name;
+        table
     }
 
     /// The index of the entry named `name` (a DWARF function name, without suffix).
     pub fn find(&self, name: &[u8]) -> Option<u32> {
-        let entries = &self.entries;
         self.by_name
-            .find(name_hash(name), |&i| {
-                entries[i as usize].name.as_bytes() == name
-            })
+            .find(name_hash(name), |&i| self.name_of(i).as_bytes() == name)
             .copied()
     }
 
     /// The entry at `index`.
     pub fn get(&self, index: u32) -> Option<ElfFunction<'_>> {
-        self.entries.get(index as usize).map(|e| self.view(e))
+        (index < self.len() as u32).then(|| self.view(index))
     }
 
     /// Marks the entry at `index` a kfunc with `flags` (its `BTF_ID_FLAGS` word).
     pub fn mark_kfunc(&mut self, index: u32, flags: u32) {
-        let e = &mut self.entries[index as usize];
-        e.kfunc = true;
-        e.kfunc_flags = flags;
+        self.kfuncs.insert(index, flags);
     }
 
     /// All entries, sorted by name.
     pub fn entries(
         &self,
     ) -> impl ExactSizeIterator<Item = ElfFunction<'_>> + DoubleEndedIterator + '_ {
-        self.entries.iter().map(|e| self.view(e))
+        (0..self.len() as u32).map(|i| self.view(i))
     }
 
-    fn view(&self, e: &Entry<'a>) -> ElfFunction<'_> {
+    fn view(&self, index: u32) -> ElfFunction<'_> {
+        let syms = self.syms_of(index);
+        let kfunc_flags = self.kfuncs.get(&index);
         ElfFunction {
-            name: e.name,
-            syms: syms_of(&self.syms, e),
-            ambiguous_addr: e.ambiguous_addr,
-            kfunc: e.kfunc,
-            kfunc_flags: e.kfunc_flags,
+            name: base_name(syms[0].name),
+            syms,
+            ambiguous_addr: has_ambiguous_address(syms),
+            kfunc: kfunc_flags.is_some(),
+            kfunc_flags: kfunc_flags.copied().unwrap_or(0),
         }
+    }
+
+    /// The symbols of the entry at `index` (at least one).
+    fn syms_of(&self, index: u32) -> &[ElfFunctionSym<'a>] {
+        let i = index as usize;
+        &self.syms[self.starts[i] as usize..self.starts[i + 1] as usize]
+    }
+
+    /// The name of the entry at `index`: its first symbol's, cut at the `.`.
+    fn name_of(&self, index: u32) -> &'a str {
+        base_name(self.syms[self.starts[index as usize] as usize].name)
     }
 
     /// Number of entries (pahole's `funcs->cnt`).
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.starts.len().saturating_sub(1)
     }
 
     /// True when the ELF has no function symbol.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     /// The bytes the table holds: its entries, symbols and index.
     pub fn heap_bytes(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<Entry<'_>>()
+        self.starts.capacity() * std::mem::size_of::<u32>()
             + self.syms.capacity() * std::mem::size_of::<ElfFunctionSym<'_>>()
+            + self.kfuncs.capacity() * (2 * std::mem::size_of::<u32>() + 1)
             + self.by_name.capacity() * (std::mem::size_of::<u32>() + 1)
     }
-}
-
-/// An entry's symbols in the flat list.
-fn syms_of<'s, 'a>(syms: &'s [ElfFunctionSym<'a>], e: &Entry<'_>) -> &'s [ElfFunctionSym<'a>] {
-    &syms[e.first_sym as usize..(e.first_sym + e.sym_count) as usize]
 }
 
 /// More than one distinct address (see the module documentation for how this differs from
