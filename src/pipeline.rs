@@ -42,7 +42,7 @@ use crate::encode::variables::{PendingSecinfo, VarEncoder};
 use crate::error::{Error, Result};
 use crate::functions::final_pass::{FinalPass, FuncStats};
 use crate::functions::fold::FuncSummary;
-use crate::functions::instance::save_instance;
+use crate::functions::instance::{save_instance, FuncInstance};
 use crate::functions::table::{self, FuncSaver, FuncTable, Owner, TableMemory};
 use crate::functions::trace::{Recorder, SaveTrace};
 use crate::functions::watch::FuncWatch;
@@ -532,14 +532,18 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     let recorder = config
         .trace_saves
         .then(|| Recorder::new(ctx.funcs.len(), jobs));
-    // Each owner's saver, taken by the thread encoding one of its batches. Whether to record
-    // is decided here, once per owner.
-    let savers: Vec<Mutex<Box<dyn FuncSaver<FuncSummary> + Send + '_>>> = (0..jobs)
+    // Each owner's saver, with the owner's batches in batch order. Whether to record is
+    // decided here, once per owner.
+    let savers: Vec<Mutex<OwnerSaves<'_>>> = (0..jobs)
         .map(|o| {
             let (owner, saver) = (o as Owner, table.saver(o as Owner));
-            Mutex::new(match &recorder {
-                None => Box::new(saver) as Box<dyn FuncSaver<FuncSummary> + Send>,
-                Some(r) => Box::new(r.traced(saver, owner)),
+            Mutex::new(OwnerSaves {
+                saver: match &recorder {
+                    None => Box::new(saver) as Box<dyn FuncSaver<FuncSummary> + Send>,
+                    Some(r) => Box::new(r.traced(saver, owner)),
+                },
+                next: o,
+                waiting: BTreeMap::new(),
             })
         })
         .collect();
@@ -619,6 +623,37 @@ fn encode_with<'a, T: FuncTable<FuncSummary>>(
     Ok(merged)
 }
 
+/// One owner's saver, and the instances of the owner's batches that were encoded before an
+/// earlier batch of the same owner: an owner saves its batches in batch order (`o`, `o +
+/// owners`, `o + 2 × owners` …), whichever threads encoded them and in whatever order they
+/// finished. The lock is held only while saving, so a thread never waits for another's
+/// encoding: with as many owners as threads, holding it over a whole batch stalled the thread
+/// that finished first on every batch of the busy owner.
+struct OwnerSaves<'s> {
+    saver: Box<dyn FuncSaver<FuncSummary> + Send + 's>,
+    /// The owner's next batch to save.
+    next: usize,
+    /// Encoded batches waiting for `next`, with their instances in DWARF order.
+    waiting: BTreeMap<usize, BatchInstances>,
+}
+
+/// A batch's function instances, each with its ELF functions table entry, in DWARF order.
+type BatchInstances = Vec<(u32, FuncInstance)>;
+
+impl OwnerSaves<'_> {
+    /// Saves batch `b`'s instances, and then every waiting batch whose turn that makes, in
+    /// batch order; `owners` is the step between an owner's batches.
+    fn save_in_order(&mut self, b: usize, instances: BatchInstances, owners: usize) {
+        self.waiting.insert(b, instances);
+        while let Some(instances) = self.waiting.remove(&self.next) {
+            for (entry, instance) in instances {
+                self.saver.save(entry, instance);
+            }
+            self.next += owners;
+        }
+    }
+}
+
 /// What one worker thread needs: it claims batches, encodes them as their owners, saving
 /// their functions' instances through the owner's saver, and sends the chunks to the merge.
 struct Worker<'w, 'a, 'c, 's> {
@@ -628,7 +663,7 @@ struct Worker<'w, 'a, 'c, 's> {
     failed: &'w AtomicBool,
     window: &'w Gate,
     batches: &'w [Range<usize>],
-    savers: &'w [Mutex<Box<dyn FuncSaver<FuncSummary> + Send + 's>>],
+    savers: &'w [Mutex<OwnerSaves<'s>>],
     tx: mpsc::Sender<(usize, Result<Chunk>)>,
 }
 
@@ -641,26 +676,35 @@ impl<'a> Worker<'_, 'a, '_, '_> {
                 break;
             }
             self.window.wait_for(b);
-            let chunk = {
-                let mut saver = self.savers[b % self.savers.len()].lock();
-                let mut save = |found: FoundFunction<'_, 'a>| self.save(found, &mut **saver);
-                self.ctx
-                    .encode_batch(self.batches[b].clone(), b as u32, &mut save)
-            };
+            let mut instances = Vec::new();
+            let mut found = |found: FoundFunction<'_, 'a>| instances.push(self.instance(found));
+            let mut chunk = self
+                .ctx
+                .encode_batch(self.batches[b].clone(), b as u32, &mut found);
+            if let Ok(chunk) = &mut chunk {
+                let owners = self.savers.len();
+                let save = || {
+                    self.savers[b % owners]
+                        .lock()
+                        .save_in_order(b, instances, owners)
+                };
+                self.ctx.timed(&mut chunk.times.save, save);
+            }
             if self.tx.send((b, chunk)).is_err() {
                 break;
             }
         }
     }
 
-    fn save(&self, found: FoundFunction<'_, 'a>, saver: &mut dyn FuncSaver<FuncSummary>) {
+    /// The instance to save for `found`, with its entry in the ELF functions table.
+    fn instance(&self, found: FoundFunction<'_, 'a>) -> (u32, FuncInstance) {
         let entry = found.entry;
         let watch = self.watch.filter(|w| w.watches(found.elf.name.as_bytes()));
         let instance = save_instance(found);
         if let Some(watch) = watch {
             watch.saved(&instance);
         }
-        saver.save(entry, instance);
+        (entry, instance)
     }
 }
 
@@ -758,4 +802,51 @@ fn release_info_pages(mapped: &Mapped, info: &[u8], range: Range<usize>) {
     }
     let base = info_start as usize - map.start as usize;
     mapped.release(base + range.start.saturating_sub(64 * 1024)..base + range.end);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::functions::instance::InstanceHead;
+
+    /// A saver that notes the batch (the instance's chunk) and entry of each save.
+    struct Noting<'n>(&'n Mutex<Vec<(u32, u32)>>);
+
+    impl FuncSaver<FuncSummary> for Noting<'_> {
+        fn save(&mut self, entry: u32, instance: FuncInstance) {
+            self.0.lock().push((instance.head.chunk, entry));
+        }
+    }
+
+    fn batch(b: u32) -> BatchInstances {
+        let head = InstanceHead {
+            chunk: b,
+            ..InstanceHead::default()
+        };
+        (0..2)
+            .map(|entry| (entry, FuncInstance::new(head, &[], &[], &[1, 0])))
+            .collect()
+    }
+
+    #[test]
+    fn an_owner_saves_its_batches_in_batch_order_whatever_order_they_finish_in() {
+        let saved = Mutex::new(Vec::new());
+        // Owner 1 of 3: its batches are 1, 4, 7, 10.
+        let mut owner = OwnerSaves {
+            saver: Box::new(Noting(&saved)),
+            next: 1,
+            waiting: BTreeMap::new(),
+        };
+        owner.save_in_order(7, batch(7), 3);
+        owner.save_in_order(4, batch(4), 3);
+        assert!(saved.lock().is_empty(), "batch 1 has not been saved yet");
+        owner.save_in_order(1, batch(1), 3);
+        owner.save_in_order(10, batch(10), 3);
+        let expected: Vec<(u32, u32)> = [1, 4, 7, 10]
+            .into_iter()
+            .flat_map(|b| [(b, 0), (b, 1)])
+            .collect();
+        assert_eq!(*saved.lock(), expected);
+        assert!(owner.waiting.is_empty());
+    }
 }

@@ -160,7 +160,7 @@ impl<'a> EncodeContext<'a, '_> {
     }
 
     /// `f()`, its thread CPU time added to `into` when the workers are timed.
-    fn timed<T>(&self, into: &mut std::time::Duration, f: impl FnOnce() -> T) -> T {
+    pub(crate) fn timed<T>(&self, into: &mut std::time::Duration, f: impl FnOnce() -> T) -> T {
         if self.time_workers {
             timed(into, f)
         } else {
