@@ -35,6 +35,7 @@ use crate::config::Design;
 use crate::config::{Config, Output};
 use crate::dedup::{dedup_store, store_with_base, DedupOptions};
 use crate::dwarf::foreign::UnitIndex;
+use crate::dwarf::types::TypesScratch;
 use crate::dwarf::units::{unit_headers_releasing, DebugSections};
 use crate::encode::chunk::{Chunk, EncodeContext, EncodeWatch, FoundFunction};
 use crate::encode::concat::Concat;
@@ -670,6 +671,7 @@ struct Worker<'w, 'a, 'c, 's> {
 impl<'a> Worker<'_, 'a, '_, '_> {
     /// Encodes batches until none is left, batch `b` as owner `b % owners`.
     fn run(self) {
+        let mut scratch = TypesScratch::default();
         loop {
             let b = self.next.fetch_add(1, Ordering::Relaxed);
             if b >= self.batches.len() || self.failed.load(Ordering::Relaxed) {
@@ -678,9 +680,9 @@ impl<'a> Worker<'_, 'a, '_, '_> {
             self.window.wait_for(b);
             let mut instances = Vec::new();
             let mut found = |found: FoundFunction<'_, 'a>| instances.push(self.instance(found));
-            let mut chunk = self
-                .ctx
-                .encode_batch(self.batches[b].clone(), b as u32, &mut found);
+            let mut chunk =
+                self.ctx
+                    .encode_batch(self.batches[b].clone(), b as u32, &mut scratch, &mut found);
             if let Ok(chunk) = &mut chunk {
                 let owners = self.savers.len();
                 let save = || {

@@ -93,7 +93,8 @@ fn decode(path: &Path, features: &Features) -> Vec<Func> {
     let units = UnitIndex::new(&dwarf, unit_headers(&dwarf, path).unwrap()).unwrap();
     for &header in units.headers() {
         let cu = Cu::new(&dwarf, header, little).unwrap();
-        let types = decode_cu_types(&dwarf, &units, &cu, features).unwrap();
+        let types =
+            decode_cu_types(&dwarf, &units, &cu, features, &mut Default::default()).unwrap();
         let funcs = decode_cu_functions(&dwarf, &cu, &types, &arch, features)
             .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
         for f in funcs {
@@ -545,7 +546,8 @@ fn vmlinux_skip_reasons_match_pahole_head() {
             continue;
         }
         ncus += 1;
-        let types = decode_cu_types(&dwarf, &units, &cu, &features).unwrap();
+        let types =
+            decode_cu_types(&dwarf, &units, &cu, &features, &mut Default::default()).unwrap();
         let t = std::time::Instant::now();
         let funcs = decode_cu_functions(&dwarf, &cu, &types, &arch, &features).unwrap();
         in_functions += t.elapsed();

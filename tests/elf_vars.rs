@@ -278,7 +278,8 @@ fn encode_vars(path: &Path, features: &Features, out: &Path) -> (PathBuf, Vec<St
     let units = UnitIndex::new(&dwarf, unit_headers(&dwarf, path).unwrap()).unwrap();
     for &header in units.headers() {
         let cu = Cu::new(&dwarf, header, little).unwrap();
-        let types = decode_cu_types(&dwarf, &units, &cu, features).unwrap();
+        let types =
+            decode_cu_types(&dwarf, &units, &cu, features, &mut Default::default()).unwrap();
         let role = match index_local {
             Some(_) => IndexRole::After,
             None if establishes_index(&types) => IndexRole::Establish,
@@ -774,7 +775,8 @@ fn kernel_percpu_vars_match_pahole_head() {
         if cu.language.is_some_and(|l| l.0 == 0x1c) {
             continue; // --lang_exclude=rust
         }
-        let types = decode_cu_types(&dwarf, &units, &cu, &features).unwrap();
+        let types =
+            decode_cu_types(&dwarf, &units, &cu, &features, &mut Default::default()).unwrap();
         let vars = decode_cu_variables(&dwarf, &cu, &types, &features).unwrap();
         venc.encode_cu(&mut btf, &vars, type_id_off, &mut pending)
             .unwrap();

@@ -18,6 +18,7 @@ const DW_AT_GNU_ANNOTATION: DwAt = DwAt(0x2139);
 const MAX_CHAIN: usize = 64;
 
 pub mod cycles;
+mod dies;
 mod expr;
 pub mod foreign;
 pub mod functions;

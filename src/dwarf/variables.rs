@@ -408,6 +408,17 @@ mod tests {
     use super::*;
     use crate::dwarf::types::Member;
 
+    /// The CU's types, decoded as the encoder decodes them.
+    fn decoded_types<'a>(
+        dwarf: &gimli::Dwarf<R<'a>>,
+        cu: &Cu<'a>,
+        features: &Features,
+    ) -> CuTypes<'a> {
+        let scratch = &mut Default::default();
+        crate::dwarf::types::decode_cu_types(dwarf, &Default::default(), cu, features, scratch)
+            .unwrap()
+    }
+
     fn types(entries: Vec<Entry<'static>>) -> CuTypes<'static> {
         CuTypes {
             entries,
@@ -788,9 +799,7 @@ mod tests {
         let header = dwarf.units().next().unwrap().unwrap();
         let cu = Cu::new(&dwarf, header, true).unwrap();
         let features = Features::default();
-        let types =
-            crate::dwarf::types::decode_cu_types(&dwarf, &Default::default(), &cu, &features)
-                .unwrap();
+        let types = decoded_types(&dwarf, &cu, &features);
         assert_eq!(types.variables.len(), 10);
         let vars = decode_cu_variables(&dwarf, &cu, &types, &features).unwrap();
         assert_eq!(vars.cu_name, b"t.c");
@@ -893,9 +902,7 @@ mod tests {
         let header = dwarf.units().next().unwrap().unwrap();
         let cu = Cu::new(&dwarf, header, true).unwrap();
         let features = Features::default();
-        let types =
-            crate::dwarf::types::decode_cu_types(&dwarf, &Default::default(), &cu, &features)
-                .unwrap();
+        let types = decoded_types(&dwarf, &cu, &features);
         let vars = decode_cu_variables(&dwarf, &cu, &types, &features).unwrap();
         let got: Vec<_> = vars.vars.iter().map(|v| (v.name, v.addr, v.ty)).collect();
         assert_eq!(

@@ -20,7 +20,7 @@ use crate::config::Features;
 use crate::dwarf::cycles::find_type_cycle;
 use crate::dwarf::foreign::UnitIndex;
 use crate::dwarf::functions::{decode_cu_functions, FunctionInfo};
-use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError};
+use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError, TypesScratch};
 use crate::dwarf::units::{Cu, R};
 use crate::dwarf::variables::decode_cu_variables;
 use crate::error::{Error, Result};
@@ -185,8 +185,8 @@ impl<'a> EncodeContext<'a, '_> {
         }
     }
 
-    fn types(&self, cu: &Cu<'a>) -> Result<CuTypes<'a>> {
-        decode_cu_types(self.dwarf, self.units, cu, self.features)
+    fn types(&self, cu: &Cu<'a>, scratch: &mut TypesScratch<'a>) -> Result<CuTypes<'a>> {
+        decode_cu_types(self.dwarf, self.units, cu, self.features, scratch)
             .map_err(|e| self.dwarf_error(cu, e))
     }
 
@@ -212,7 +212,7 @@ impl<'a> EncodeContext<'a, '_> {
             if self.excluded(&cu) {
                 continue;
             }
-            let types = self.types(&cu)?;
+            let types = self.types(&cu, &mut TypesScratch::default())?;
             if super::types::establishes_index(&types) {
                 return Ok(Some((i, types)));
             }
@@ -221,21 +221,27 @@ impl<'a> EncodeContext<'a, '_> {
     }
 
     /// Decodes the types of CU `cu_index`, or takes them from the pre-scan.
-    fn decode_types(&self, cu: &Cu<'a>, cu_index: usize) -> Result<CuTypes<'a>> {
+    fn decode_types(
+        &self,
+        cu: &Cu<'a>,
+        cu_index: usize,
+        scratch: &mut TypesScratch<'a>,
+    ) -> Result<CuTypes<'a>> {
         if self.index_cu == Some(cu_index) {
             if let Some(types) = self.prescanned.lock().take() {
                 return Ok(types);
             }
         }
-        self.types(cu)
+        self.types(cu, scratch)
     }
 
     /// Encodes CUs `range` into a new chunk, handing every function with an ELF symbol to
-    /// `found`.
+    /// `found`; `scratch` is the calling worker's.
     pub fn encode_batch(
         &self,
         range: Range<usize>,
         chunk_index: u32,
+        scratch: &mut TypesScratch<'a>,
         found: &mut impl FnMut(FoundFunction<'_, 'a>),
     ) -> Result<Chunk> {
         let mut btf = Btf::new();
@@ -256,7 +262,7 @@ impl<'a> EncodeContext<'a, '_> {
                 chunk.cus_skipped += 1;
                 continue;
             }
-            self.encode_cu(&mut chunk, &cu, i, chunk_index, found)?;
+            self.encode_cu(&mut chunk, &cu, i, chunk_index, scratch, found)?;
             if cu.header.section() == gimli::SectionId::DebugInfo {
                 (self.release)(cu.range());
             }
@@ -270,10 +276,13 @@ impl<'a> EncodeContext<'a, '_> {
         cu: &Cu<'a>,
         cu_index: usize,
         chunk_index: u32,
+        scratch: &mut TypesScratch<'a>,
         found: &mut impl FnMut(FoundFunction<'_, 'a>),
     ) -> Result<()> {
         let mut times = WorkerTimes::default();
-        let types = self.timed(&mut times.decode, || self.decode_types(cu, cu_index))?;
+        let types = self.timed(&mut times.decode, || {
+            self.decode_types(cu, cu_index, scratch)
+        })?;
         if let Some(entry) = find_type_cycle(&types) {
             let die_offset = types.die_offset(types.dies[entry], cu.offset as u64);
             let reason = "this type refers back to itself through typedefs, qualifiers, \
@@ -359,6 +368,8 @@ impl<'a> EncodeContext<'a, '_> {
             self.vars
                 .encode_cu(&mut chunk.btf, &vars, type_id_off, &mut chunk.secinfos)
         })?;
+        drop(vars);
+        scratch.recycle(types);
         chunk.times += times;
         chunk.messages.extend(
             msgs.into_iter()

@@ -1,12 +1,34 @@
-//! The attributes the types decoder reads from one DIE, and the decoding of their constant
-//! forms.
+//! The attributes the types decoder reads from one DIE (only those are decoded: the rest are
+//! skipped by the DIE cursor's plans), and the decoding of their constant forms.
 
 use gimli::{AttributeValue, UnitOffset};
 
 use super::resolve::RawRef;
 use super::walk::Walker;
 use super::DecodeError;
+use crate::dwarf::dies::{AbbrevPlans, DieCursor, Plan};
 use crate::dwarf::units::R;
+
+/// Whether the type model reads attribute `name` (see [`Walker::apply_attr`]).
+pub(super) fn is_read(name: gimli::DwAt) -> bool {
+    matches!(
+        name,
+        gimli::DW_AT_name
+            | gimli::DW_AT_type
+            | gimli::DW_AT_byte_size
+            | gimli::DW_AT_encoding
+            | gimli::DW_AT_declaration
+            | gimli::DW_AT_data_member_location
+            | gimli::DW_AT_data_bit_offset
+            | gimli::DW_AT_bit_offset
+            | gimli::DW_AT_bit_size
+            | gimli::DW_AT_upper_bound
+            | gimli::DW_AT_count
+            | gimli::DW_AT_const_value
+            | gimli::DW_AT_specification
+            | gimli::DW_AT_signature
+    )
+}
 
 /// The attributes the type model reads from one DIE.
 #[derive(Default)]
@@ -29,56 +51,65 @@ pub(super) struct Attrs<'a> {
 }
 
 impl<'a> Walker<'a, '_> {
-    /// The attributes of one DIE the type model reads, from `buf`.
+    /// Reads the attributes of the DIE whose abbreviation `dies` just read, as `plan` says.
     pub(super) fn read_attrs(
         &mut self,
-        buf: &[gimli::Attribute<R<'a>>],
+        dies: &mut DieCursor<'a, '_>,
+        plans: &AbbrevPlans,
+        plan: Plan,
         offset: u32,
     ) -> Result<Attrs<'a>, DecodeError> {
         let mut a = Attrs::default();
-        for attr in buf {
-            match attr.name() {
-                gimli::DW_AT_name => {
-                    a.name = self
-                        .unit()
-                        .string(self.dwarf, attr.value())
-                        .map_err(|e| self.err(offset, format!("DW_AT_name: {e}")))?
-                }
-                gimli::DW_AT_type => a.ty = Some(self.type_ref(attr.value(), offset)?),
-                gimli::DW_AT_byte_size => a.byte_size = udata(attr.raw_value()).unwrap_or(0),
-                gimli::DW_AT_encoding => {
-                    if let AttributeValue::Encoding(e) = attr.value() {
-                        a.encoding = e.0;
-                    }
-                }
-                gimli::DW_AT_declaration => a.declaration = flag(attr.raw_value()),
-                gimli::DW_AT_data_member_location => {
-                    a.member_location = Some(member_location(attr.raw_value()))
-                }
-                gimli::DW_AT_data_bit_offset => {
-                    a.data_bit_offset = Some(udata(attr.raw_value()).unwrap_or(0))
-                }
-                gimli::DW_AT_bit_offset => a.bit_offset = udata(attr.raw_value()).unwrap_or(0),
-                gimli::DW_AT_bit_size => a.bit_size = udata(attr.raw_value()).unwrap_or(0),
-                gimli::DW_AT_upper_bound => a.upper_bound = udata(attr.raw_value()),
-                gimli::DW_AT_count => a.count = udata(attr.raw_value()),
-                gimli::DW_AT_const_value => match attr.value() {
-                    v @ (AttributeValue::String(_)
-                    | AttributeValue::DebugStrRef(_)
-                    | AttributeValue::DebugLineStrRef(_)
-                    | AttributeValue::DebugStrOffsetsIndex(_)) => {
-                        a.const_str = self.unit().string(self.dwarf, v).unwrap_or(b"")
-                    }
-                    v => a.const_value = udata(v).unwrap_or(0),
-                },
-                gimli::DW_AT_specification => {
-                    a.specification = self.unit_ref(attr.value(), offset).ok()
-                }
-                gimli::DW_AT_signature => a.signature = Some(self.unit_ref(attr.value(), offset)?),
-                _ => {}
-            }
-        }
+        dies.read(plans, plan, |name, value| {
+            self.apply_attr(&mut a, name, value, offset)
+        })?;
         Ok(a)
+    }
+
+    /// Records one attribute the type model reads (one of [`is_read`]'s), by its raw value.
+    fn apply_attr(
+        &mut self,
+        a: &mut Attrs<'a>,
+        name: gimli::DwAt,
+        v: AttributeValue<R<'a>>,
+        offset: u32,
+    ) -> Result<(), DecodeError> {
+        match name {
+            gimli::DW_AT_name => {
+                a.name = self
+                    .unit()
+                    .string(self.dwarf, v)
+                    .map_err(|e| self.err(offset, format!("DW_AT_name: {e}")))?
+            }
+            gimli::DW_AT_type => a.ty = Some(self.type_ref(v, offset)?),
+            gimli::DW_AT_byte_size => a.byte_size = udata(v).unwrap_or(0),
+            gimli::DW_AT_encoding => {
+                // gimli's `Attribute::value` reads it as `u8_value`.
+                if let Some(e) = v.u8_value() {
+                    a.encoding = e;
+                }
+            }
+            gimli::DW_AT_declaration => a.declaration = flag(v),
+            gimli::DW_AT_data_member_location => a.member_location = Some(member_location(v)),
+            gimli::DW_AT_data_bit_offset => a.data_bit_offset = Some(udata(v).unwrap_or(0)),
+            gimli::DW_AT_bit_offset => a.bit_offset = udata(v).unwrap_or(0),
+            gimli::DW_AT_bit_size => a.bit_size = udata(v).unwrap_or(0),
+            gimli::DW_AT_upper_bound => a.upper_bound = udata(v),
+            gimli::DW_AT_count => a.count = udata(v),
+            gimli::DW_AT_const_value => match v {
+                v @ (AttributeValue::String(_)
+                | AttributeValue::DebugStrRef(_)
+                | AttributeValue::DebugLineStrRef(_)
+                | AttributeValue::DebugStrOffsetsIndex(_)) => {
+                    a.const_str = self.unit().string(self.dwarf, v).unwrap_or(b"")
+                }
+                v => a.const_value = udata(v).unwrap_or(0),
+            },
+            gimli::DW_AT_specification => a.specification = self.unit_ref(v, offset).ok(),
+            gimli::DW_AT_signature => a.signature = Some(self.unit_ref(v, offset)?),
+            _ => {}
+        }
+        Ok(())
     }
 
     /// [`Walker::unit_ref`] for `DW_AT_type`, with the common case (a reference into the CU

@@ -5,10 +5,13 @@
 use std::sync::Arc;
 
 use gimli::{AttributeValue, UnitOffset};
+use rustc_hash::FxHashMap;
 
+use super::attrs::is_read;
 use super::resolve::VOID;
 use super::walk::Walker;
 use super::{CuTypes, DecodeError};
+use crate::dwarf::dies::{AbbrevPlans, DieCursor};
 use crate::dwarf::foreign::{
     describe, die_key, foreign_target, in_sup, section_of, DieKey, Target, IMPORTED,
 };
@@ -51,6 +54,9 @@ impl<'a> Walker<'a, '_> {
 
     /// Walks every imported DIE's subtree (imports can import more), each in its own unit.
     pub(super) fn import_foreign(&mut self) -> Result<(), DecodeError> {
+        // The abbreviation plans of each unit walked, by its address (`foreign_units` holds
+        // the units until the end).
+        let mut plans: FxHashMap<*const Cu<'a>, AbbrevPlans> = FxHashMap::default();
         let mut next = 0;
         while let Some(i) = self.out.imports.next_unwalked(next) {
             next = i + 1;
@@ -58,8 +64,11 @@ impl<'a> Walker<'a, '_> {
             let unit = self.foreign_unit(key)?;
             let start = UnitOffset((describe(key).0 - unit.offset as u64) as usize);
             self.foreign = Some(unit.clone());
-            let raw = unit.header.entries_raw(&unit.abbrevs, Some(start))?;
-            self.walk_entries(raw, true)?;
+            let dies = DieCursor::new(&unit.header, &unit.abbrevs, Some(start))?;
+            let unit_plans = plans
+                .entry(Arc::as_ptr(&unit))
+                .or_insert_with(|| AbbrevPlans::new(is_read));
+            self.walk_entries(dies, true, unit_plans)?;
         }
         self.foreign = None;
         self.out.foreign_units = self.foreign_units.drain().map(|(_, u)| u).collect();
@@ -83,28 +92,6 @@ impl<'a> Walker<'a, '_> {
         let unit = Arc::new(Cu::new_in(self.dwarf, header, self.cu.little_endian, sup)?);
         self.foreign_units.insert(unit_key, unit.clone());
         Ok(unit)
-    }
-
-    /// Whether an abbreviation of the CU has an attribute form that can leave the unit.
-    pub(super) fn leaves_unit(&mut self, abbrev: &gimli::Abbreviation) -> bool {
-        let code = abbrev.code() as usize;
-        if code >= self.abbrev_leaves_unit.len() {
-            if code > 1 << 16 {
-                return abbrev
-                    .attributes()
-                    .iter()
-                    .any(|a| form_leaves_unit(a.form()));
-            }
-            self.abbrev_leaves_unit.resize(code + 1, 0);
-        }
-        if self.abbrev_leaves_unit[code] == 0 {
-            let leaves = abbrev
-                .attributes()
-                .iter()
-                .any(|a| form_leaves_unit(a.form()));
-            self.abbrev_leaves_unit[code] = 1 + u8::from(leaves);
-        }
-        self.abbrev_leaves_unit[code] == 2
     }
 
     /// Imports the `DW_AT_type` of a DIE the type model does not read otherwise.
@@ -197,12 +184,4 @@ impl<'a> Walker<'a, '_> {
             },
         }
     }
-}
-
-/// Forms whose reference can lead out of the unit.
-fn form_leaves_unit(form: gimli::DwForm) -> bool {
-    matches!(
-        form,
-        gimli::DW_FORM_ref_addr | gimli::DW_FORM_ref_sig8 | gimli::DW_FORM_GNU_ref_alt
-    )
 }

@@ -35,6 +35,7 @@ use super::foreign::{Imports, UnitIndex, IMPORTED};
 use super::units::{Cu, R};
 use crate::btf::Kind;
 use crate::config::Features;
+pub use walk::TypesScratch;
 use walk::Walker;
 
 mod attrs;
@@ -243,6 +244,28 @@ impl<'a> CuTypes<'a> {
         }
     }
 
+    /// An empty result with `self`'s vectors (emptied, their capacity kept).
+    fn emptied(self) -> Self {
+        fn emptied<T>(mut v: Vec<T>) -> Vec<T> {
+            v.clear();
+            v
+        }
+        let mut offset_to_id = self.offset_to_id;
+        offset_to_id.clear();
+        CuTypes {
+            entries: emptied(self.entries),
+            dies: emptied(self.dies),
+            members: emptied(self.members),
+            enumerators: emptied(self.enumerators),
+            params: emptied(self.params),
+            annots: emptied(self.annots),
+            variables: emptied(self.variables),
+            subprograms: emptied(self.subprograms),
+            offset_to_id,
+            ..CuTypes::default()
+        }
+    }
+
     /// The small id of the first base type named `int`, as `cu__find_base_type_by_name`.
     pub fn int_id(&self) -> Option<u32> {
         self.entries
@@ -276,6 +299,7 @@ pub fn decode_cu_types<'a>(
     units: &UnitIndex<'a>,
     cu: &Cu<'a>,
     features: &Features,
+    scratch: &mut TypesScratch<'a>,
 ) -> Result<CuTypes<'a>, DecodeError> {
     if cu.header.length_including_self() >= IMPORTED as usize {
         return Err(DecodeError {
@@ -283,10 +307,10 @@ pub fn decode_cu_types<'a>(
             reason: "the unit is larger than 1 GiB".into(),
         });
     }
-    let mut w = Walker::new(dwarf, units, cu, features);
+    let mut w = Walker::new(dwarf, units, cu, features, scratch);
     w.walk()?;
     w.import_foreign()?;
     w.resolve_aliases()?;
     w.resolve()?;
-    Ok(w.out)
+    Ok(w.finish(scratch))
 }

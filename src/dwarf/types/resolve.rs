@@ -43,15 +43,15 @@ impl<'a> Walker<'a, '_> {
     /// met one twice: a cycle, which no type can end.
     pub(super) fn resolve_aliases(&mut self) -> Result<(), DecodeError> {
         let mut chain = Vec::new();
-        for i in 0..self.alias_order.len() {
-            let start = self.alias_order[i];
+        for i in 0..self.buf.alias_order.len() {
+            let start = self.buf.alias_order[i];
             let mut cur = start;
             chain.clear();
-            while let Some(&target) = self.aliases.get(&cur) {
+            while let Some(&target) = self.buf.aliases.get(&cur) {
                 if self.offset_to_id.contains_key(&cur) {
                     break; // resolved earlier, as part of another chain
                 }
-                if chain.len() >= self.aliases.len() {
+                if chain.len() >= self.buf.aliases.len() {
                     return Err(self.err(
                         start,
                         "DW_TAG_atomic_type (or a DW_AT_signature declaration) refers to itself \
@@ -75,7 +75,7 @@ impl<'a> Walker<'a, '_> {
     /// Turns every raw reference into a small id and computes member bit offsets.
     pub(super) fn resolve(&mut self) -> Result<(), DecodeError> {
         for i in 0..self.out.entries.len() {
-            let id = self.res(self.raw_refs[i]);
+            let id = self.res(self.buf.raw_refs[i]);
             match &mut self.out.entries[i] {
                 Entry::Modifier { ty, .. }
                 | Entry::Typedef { ty, .. }
@@ -85,10 +85,10 @@ impl<'a> Walker<'a, '_> {
                 _ => {}
             }
         }
-        for (i, &r) in self.param_refs.iter().enumerate() {
+        for (i, &r) in self.buf.param_refs.iter().enumerate() {
             self.out.params[i].1 = self.res(r);
         }
-        for &(idx, spec) in &self.specs {
+        for &(idx, spec) in &self.buf.specs {
             let from = self.res(spec);
             let spec_name = entry_by_id(&self.out.entries, from).and_then(entry_name);
             if let (Some(name), Some(spec_name)) =
@@ -99,7 +99,7 @@ impl<'a> Walker<'a, '_> {
                 }
             }
         }
-        for &(idx, base) in &self.enum_signed {
+        for &(idx, base) in &self.buf.enum_signed {
             let base = self.res(base);
             let signed = matches!(
                 entry_by_id(&self.out.entries, base),
@@ -110,8 +110,9 @@ impl<'a> Walker<'a, '_> {
                 *s = signed;
             }
         }
-        let raw_members = std::mem::take(&mut self.raw_members);
-        let mut members = Vec::with_capacity(raw_members.len());
+        let raw_members = std::mem::take(&mut self.buf.raw_members);
+        let mut members = std::mem::take(&mut self.out.members);
+        members.reserve(raw_members.len());
         // Member ranges index raw_members; static members stay in place with no type so that
         // ranges remain valid, and are skipped by the encoder.
         for m in &raw_members {
@@ -128,6 +129,7 @@ impl<'a> Walker<'a, '_> {
             });
         }
         self.out.members = members;
+        self.buf.raw_members = raw_members;
         self.out.offset_to_id = std::mem::take(&mut self.offset_to_id);
         Ok(())
     }

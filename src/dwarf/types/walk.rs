@@ -5,14 +5,15 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use gimli::{DwTag, EntriesRaw};
+use gimli::DwTag;
 use rustc_hash::FxHashMap;
 
-use super::attrs::Attrs;
+use super::attrs::{is_read, Attrs};
 use super::resolve::{RawMember, RawRef, RESOLVED, VOID};
 use super::{Annot, CuTypes, DecodeError, Entry};
 use crate::btf::Kind;
 use crate::config::Features;
+use crate::dwarf::dies::{AbbrevPlans, DieCursor};
 use crate::dwarf::foreign::{DieKey, UnitIndex};
 use crate::dwarf::units::{Cu, R};
 use crate::dwarf::{DW_TAG_GNU_ANNOTATION, DW_TAG_LLVM_ANNOTATION};
@@ -85,13 +86,21 @@ pub(super) struct Walker<'a, 'd> {
     pub(super) foreign_units: FxHashMap<DieKey, Arc<Cu<'a>>>,
     /// Every unit, for the references that leave the CU.
     pub(super) units: &'d UnitIndex<'a>,
-    /// Per abbreviation code of `cu`: 0 unknown, 1 has no cross-unit reference form, 2 has one.
-    pub(super) abbrev_leaves_unit: Vec<u8>,
     /// The input's DWARF sections.
     pub(super) dwarf: &'d gimli::Dwarf<R<'a>>,
     features: &'d Features,
     /// What is decoded so far; the result once resolved.
     pub(super) out: CuTypes<'a>,
+    /// Small id by local reference value, filled as entries are added.
+    pub(super) offset_to_id: FxHashMap<u32, u32>,
+    /// Everything else the walk fills.
+    pub(super) buf: Buffers<'a>,
+}
+
+/// The buffers a walk fills besides its result, kept from one CU to the next (see
+/// [`TypesScratch`]).
+#[derive(Default)]
+pub(super) struct Buffers<'a> {
     /// Every composite's members as read, indexed by the entries' member ranges.
     pub(super) raw_members: Vec<RawMember<'a>>,
     scratch_members: Vec<RawMember<'a>>,
@@ -104,8 +113,6 @@ pub(super) struct Walker<'a, 'd> {
     pub(super) raw_refs: Vec<RawRef>,
     /// Each FUNC_PROTO parameter's raw type, by index in `out.params`.
     pub(super) param_refs: Vec<RawRef>,
-    /// Small id by local reference value, filled as entries are added.
-    pub(super) offset_to_id: FxHashMap<u32, u32>,
     /// DIEs that take no slot and stand for another type, by local reference value: atomic
     /// types (their raw `DW_AT_type`) and declarations that name a type unit's type
     /// (`DW_AT_signature`).
@@ -119,39 +126,71 @@ pub(super) struct Walker<'a, 'd> {
     frames: Vec<Frame<'a>>,
 }
 
+impl Buffers<'_> {
+    /// Empties every buffer, keeping its capacity.
+    fn clear(&mut self) {
+        self.raw_members.clear();
+        self.scratch_members.clear();
+        self.scratch_values.clear();
+        self.scratch_dims.clear();
+        self.scratch_params.clear();
+        self.scratch_annots.clear();
+        self.scratch_tags.clear();
+        self.raw_refs.clear();
+        self.param_refs.clear();
+        self.aliases.clear();
+        self.alias_order.clear();
+        self.specs.clear();
+        self.enum_signed.clear();
+        self.frames.clear();
+    }
+}
+
 impl<'a, 'd> Walker<'a, 'd> {
-    /// A walker of `cu`'s DIEs with nothing decoded yet.
+    /// A walker of `cu`'s DIEs with nothing decoded yet, filling `scratch`'s buffers.
     pub(super) fn new(
         dwarf: &'d gimli::Dwarf<R<'a>>,
         units: &'d UnitIndex<'a>,
         cu: &'d Cu<'a>,
         features: &'d Features,
+        scratch: &mut TypesScratch<'a>,
     ) -> Self {
+        let mut out = std::mem::take(&mut scratch.out);
         Walker {
             cu,
             foreign: None,
             foreign_units: FxHashMap::default(),
             units,
-            abbrev_leaves_unit: Vec::new(),
             dwarf,
             features,
-            out: CuTypes::default(),
-            raw_members: Vec::new(),
-            scratch_members: Vec::new(),
-            scratch_values: Vec::new(),
-            scratch_dims: Vec::new(),
-            scratch_params: Vec::new(),
-            scratch_annots: Vec::new(),
-            scratch_tags: Vec::new(),
-            raw_refs: Vec::new(),
-            param_refs: Vec::new(),
-            offset_to_id: FxHashMap::default(),
-            aliases: FxHashMap::default(),
-            alias_order: Vec::new(),
-            specs: Vec::new(),
-            enum_signed: Vec::new(),
-            frames: Vec::new(),
+            offset_to_id: std::mem::take(&mut out.offset_to_id),
+            out,
+            buf: std::mem::take(&mut scratch.buf),
         }
+    }
+
+    /// The result, giving the walk's buffers back to `scratch`.
+    pub(super) fn finish(mut self, scratch: &mut TypesScratch<'a>) -> CuTypes<'a> {
+        self.buf.clear();
+        scratch.buf = self.buf;
+        self.out
+    }
+}
+
+/// A worker's buffers for decoding CUs one after another: each CU's walk fills them and
+/// they keep their capacity, so that a CU does not grow them again from nothing (their
+/// growth, copies and fresh pages, was a tenth of the decoding's instructions).
+#[derive(Default)]
+pub struct TypesScratch<'a> {
+    /// An emptied result of an earlier CU.
+    out: CuTypes<'a>,
+    buf: Buffers<'a>,
+}
+
+impl<'a> TypesScratch<'a> {
+    /// Keeps `types`' vectors, emptied, for the next CU.
+    pub fn recycle(&mut self, types: CuTypes<'a>) {
+        self.out = types.emptied();
     }
 }
 
@@ -180,32 +219,35 @@ impl<'a> Walker<'a, '_> {
     /// Walks the CU's DIEs, in DIE order.
     pub(super) fn walk(&mut self) -> Result<(), DecodeError> {
         let cu = self.cu;
-        let raw = cu.header.entries_raw(&cu.abbrevs, None)?;
-        self.walk_entries(raw, false)
+        let dies = DieCursor::new(&cu.header, &cu.abbrevs, None)?;
+        self.walk_entries(dies, false, &mut AbbrevPlans::new(is_read))
     }
 
     /// Walks the CU (`subtree` false) or the subtree of one imported DIE (true), whose DIEs
-    /// are imported as they are met so that references to them resolve.
+    /// are imported as they are met so that references to them resolve. `plans` are those of
+    /// the walked unit's abbreviations.
     pub(super) fn walk_entries(
         &mut self,
-        mut raw: EntriesRaw<'_, R<'a>>,
+        mut dies: DieCursor<'a, '_>,
         subtree: bool,
+        plans: &mut AbbrevPlans,
     ) -> Result<(), DecodeError> {
         let mut attrs_buf = Vec::new();
         let mut first = true;
         let mut skip_below: Option<isize> = None;
-        while !raw.is_empty() {
-            let depth = raw.next_depth();
+        while !dies.is_empty() {
+            let depth = dies.next_depth();
             if subtree && !first && depth <= 0 {
                 break;
             }
             first = false;
-            let unit_offset = raw.next_offset().0;
-            let Some(abbrev) = raw.read_abbreviation()? else {
+            let unit_offset = dies.next_offset().0;
+            let Some(abbrev) = dies.read_abbreviation()? else {
                 continue;
             };
+            let plan = plans.plan(abbrev, dies.header());
             if skip_below.is_some_and(|d| depth > d) {
-                raw.skip_attributes(abbrev.attributes())?;
+                dies.skip(plans, plan)?;
                 continue;
             }
             skip_below = None;
@@ -217,7 +259,7 @@ impl<'a> Walker<'a, '_> {
             };
             if subtree && !self.out.imports.mark_walked(offset) {
                 // Walked already, as an import or inside an earlier one.
-                raw.skip_attributes(abbrev.attributes())?;
+                dies.skip(plans, plan)?;
                 if abbrev.has_children() {
                     skip_below = Some(depth);
                 }
@@ -226,7 +268,7 @@ impl<'a> Walker<'a, '_> {
             self.close_frames(depth)?;
             let tag = abbrev.tag();
             let in_proto = matches!(
-                self.frames.last().map(|f| &f.kind),
+                self.buf.frames.last().map(|f| &f.kind),
                 Some(FrameKind::FuncProto { .. })
             );
             if !subtree {
@@ -237,10 +279,11 @@ impl<'a> Walker<'a, '_> {
                 }
             }
             if tag == gimli::DW_TAG_imported_unit {
-                raw.read_attributes(abbrev.attributes(), &mut attrs_buf)?;
+                dies.read_all(abbrev, &mut attrs_buf)?;
                 self.import_unit(&attrs_buf, offset)?;
                 if abbrev.has_children() {
-                    self.frames
+                    self.buf
+                        .frames
                         .push(Frame::bare(depth, offset, FrameKind::Other));
                 }
                 continue;
@@ -251,21 +294,21 @@ impl<'a> Walker<'a, '_> {
                     tag,
                     gimli::DW_TAG_subprogram | gimli::DW_TAG_formal_parameter
                 );
-                if (subtree && function_part) || (!subtree && self.leaves_unit(abbrev)) {
+                if (subtree && function_part) || (!subtree && plan.leaves_unit) {
                     // Functions and variables read these later: import them now.
-                    raw.read_attributes(abbrev.attributes(), &mut attrs_buf)?;
+                    dies.read_all(abbrev, &mut attrs_buf)?;
                     self.import_types_of(&attrs_buf, offset, function_part)?;
                 } else {
-                    raw.skip_attributes(abbrev.attributes())?;
+                    dies.skip(plans, plan)?;
                 }
                 if abbrev.has_children() {
-                    self.frames
+                    self.buf
+                        .frames
                         .push(Frame::bare(depth, offset, FrameKind::Other));
                 }
                 continue;
             }
-            raw.read_attributes(abbrev.attributes(), &mut attrs_buf)?;
-            let attrs = self.read_attrs(&attrs_buf, offset)?;
+            let attrs = self.read_attrs(&mut dies, plans, plan, offset)?;
             self.on_die(tag, abbrev.has_children(), depth, offset, attrs)?;
         }
         // Every frame, even one opened at a negative depth (more null entries than parents,
@@ -283,8 +326,8 @@ impl<'a> Walker<'a, '_> {
     }
 
     fn close_frames(&mut self, depth: isize) -> Result<(), DecodeError> {
-        while self.frames.last().is_some_and(|f| f.depth >= depth) {
-            let f = self.frames.pop().expect("checked non-empty");
+        while self.buf.frames.last().is_some_and(|f| f.depth >= depth) {
+            let f = self.buf.frames.pop().expect("checked non-empty");
             if let Some(pending) = f.pending {
                 self.finish_entry(f.offset, f.kind, pending, f.ty, f.spec);
             }
@@ -296,7 +339,7 @@ impl<'a> Walker<'a, '_> {
     fn add_entry(&mut self, offset: u32, entry: Entry<'a>, raw_ref: RawRef) -> u32 {
         self.out.entries.push(entry);
         self.out.dies.push(offset);
-        self.raw_refs.push(raw_ref);
+        self.buf.raw_refs.push(raw_ref);
         let id = self.out.entries.len() as u32;
         self.offset_to_id.insert(offset, id);
         id
@@ -324,27 +367,35 @@ impl<'a> Walker<'a, '_> {
                 },
             ) => {
                 *members = drain_into(
-                    &mut self.scratch_members,
+                    &mut self.buf.scratch_members,
                     members_start,
-                    &mut self.raw_members,
+                    &mut self.buf.raw_members,
                 );
-                *annots = drain_into(&mut self.scratch_annots, annots_start, &mut self.out.annots);
+                *annots = drain_into(
+                    &mut self.buf.scratch_annots,
+                    annots_start,
+                    &mut self.out.annots,
+                );
             }
             (Entry::Typedef { annots, .. }, FrameKind::Typedef { annots_start }) => {
-                *annots = drain_into(&mut self.scratch_annots, annots_start, &mut self.out.annots);
+                *annots = drain_into(
+                    &mut self.buf.scratch_annots,
+                    annots_start,
+                    &mut self.out.annots,
+                );
             }
             (Entry::Enum { values, .. }, FrameKind::Enum { values_start }) => {
                 *values = drain_into(
-                    &mut self.scratch_values,
+                    &mut self.buf.scratch_values,
                     values_start,
                     &mut self.out.enumerators,
                 );
             }
             (Entry::Array { nelems, .. }, FrameKind::Array { dims_start }) => {
-                *nelems = self.scratch_dims[dims_start..]
+                *nelems = self.buf.scratch_dims[dims_start..]
                     .iter()
                     .fold(1u32, |acc, &d| acc.wrapping_mul(d));
-                self.scratch_dims.truncate(dims_start);
+                self.buf.scratch_dims.truncate(dims_start);
             }
             (
                 Entry::FuncProto {
@@ -356,20 +407,20 @@ impl<'a> Walker<'a, '_> {
                 },
             ) => {
                 let start = self.out.params.len() as u32;
-                for (name, r) in self.scratch_params.drain(params_start..) {
+                for (name, r) in self.buf.scratch_params.drain(params_start..) {
                     self.out.params.push((name, 0));
-                    self.param_refs.push(r);
+                    self.buf.param_refs.push(r);
                 }
                 *params = start..self.out.params.len() as u32;
                 *varargs = v;
             }
             (Entry::Modifier { .. }, FrameKind::Pointer { tags_start }) => {
                 // PTR → tagN → … → tag1 → pointee (tags were added in child order).
-                let tags: Vec<u32> = self.scratch_tags.drain(tags_start..).collect();
+                let tags: Vec<u32> = self.buf.scratch_tags.drain(tags_start..).collect();
                 if let Some(&last) = tags.last() {
                     let mut pointee = ty;
                     for &tag_id in &tags {
-                        self.raw_refs[tag_id as usize - 1] = pointee;
+                        self.buf.raw_refs[tag_id as usize - 1] = pointee;
                         pointee = tag_id | RESOLVED;
                     }
                     raw_ref = last | RESOLVED;
@@ -380,7 +431,7 @@ impl<'a> Walker<'a, '_> {
         }
         let id = self.add_entry(offset, entry, raw_ref);
         if let Some(spec) = spec {
-            self.specs.push((id as usize - 1, spec));
+            self.buf.specs.push((id as usize - 1, spec));
         }
     }
 
@@ -399,7 +450,8 @@ impl<'a> Walker<'a, '_> {
             // A declaration standing for a type unit's type (gcc's skeletons): no slot.
             self.add_alias(offset, target);
             if has_children {
-                self.frames
+                self.buf
+                    .frames
                     .push(Frame::bare(depth, offset, FrameKind::Other));
             }
             return Ok(());
@@ -415,7 +467,7 @@ impl<'a> Walker<'a, '_> {
             ),
             DW_TAG_pointer_type => (
                 FrameKind::Pointer {
-                    tags_start: self.scratch_tags.len(),
+                    tags_start: self.buf.scratch_tags.len(),
                 },
                 Some(Entry::Modifier {
                     kind: Kind::Ptr,
@@ -432,7 +484,7 @@ impl<'a> Walker<'a, '_> {
             }
             DW_TAG_typedef => (
                 FrameKind::Typedef {
-                    annots_start: self.scratch_annots.len(),
+                    annots_start: self.buf.scratch_annots.len(),
                 },
                 Some(Entry::Typedef {
                     name: a.name,
@@ -448,8 +500,8 @@ impl<'a> Walker<'a, '_> {
                 (
                     FrameKind::Composite {
                         union,
-                        members_start: self.scratch_members.len(),
-                        annots_start: self.scratch_annots.len(),
+                        members_start: self.buf.scratch_members.len(),
+                        annots_start: self.buf.scratch_annots.len(),
                         member_idx: 0,
                     },
                     Some(Entry::Composite {
@@ -464,7 +516,7 @@ impl<'a> Walker<'a, '_> {
             }
             DW_TAG_enumeration_type => {
                 if let Some(base) = a.ty {
-                    self.enum_signed.push((self.out.entries.len(), base));
+                    self.buf.enum_signed.push((self.out.entries.len(), base));
                 }
                 let byte_size = if a.byte_size == 0 {
                     4
@@ -473,7 +525,7 @@ impl<'a> Walker<'a, '_> {
                 };
                 (
                     FrameKind::Enum {
-                        values_start: self.scratch_values.len(),
+                        values_start: self.buf.scratch_values.len(),
                     },
                     Some(Entry::Enum {
                         name: a.name,
@@ -485,13 +537,13 @@ impl<'a> Walker<'a, '_> {
             }
             DW_TAG_array_type => (
                 FrameKind::Array {
-                    dims_start: self.scratch_dims.len(),
+                    dims_start: self.buf.scratch_dims.len(),
                 },
                 Some(Entry::Array { elem: 0, nelems: 0 }),
             ),
             DW_TAG_subroutine_type => (
                 FrameKind::FuncProto {
-                    params_start: self.scratch_params.len(),
+                    params_start: self.buf.scratch_params.len(),
                     varargs: false,
                 },
                 Some(Entry::FuncProto {
@@ -520,29 +572,29 @@ impl<'a> Walker<'a, '_> {
                 (kind, None)
             }
             DW_TAG_enumerator => {
-                if let Some(FrameKind::Enum { .. }) = self.frames.last().map(|f| &f.kind) {
-                    self.scratch_values.push((a.name, a.const_value));
+                if let Some(FrameKind::Enum { .. }) = self.buf.frames.last().map(|f| &f.kind) {
+                    self.buf.scratch_values.push((a.name, a.const_value));
                 }
                 (FrameKind::Other, None)
             }
             DW_TAG_subrange_type => {
-                if let Some(FrameKind::Array { .. }) = self.frames.last().map(|f| &f.kind) {
+                if let Some(FrameKind::Array { .. }) = self.buf.frames.last().map(|f| &f.kind) {
                     let n = match (a.upper_bound, a.count) {
                         (Some(ub), _) => ub.wrapping_add(1),
                         (None, Some(c)) => c,
                         _ => 0,
                     };
-                    self.scratch_dims.push(n as u32);
+                    self.buf.scratch_dims.push(n as u32);
                 }
                 (FrameKind::Other, None)
             }
             DW_TAG_formal_parameter => {
-                self.scratch_params.push((a.name, ty));
+                self.buf.scratch_params.push((a.name, ty));
                 (FrameKind::Other, None)
             }
             DW_TAG_unspecified_parameters => {
                 if let Some(FrameKind::FuncProto { varargs, .. }) =
-                    self.frames.last_mut().map(|f| &mut f.kind)
+                    self.buf.frames.last_mut().map(|f| &mut f.kind)
                 {
                     *varargs = true;
                 }
@@ -555,14 +607,14 @@ impl<'a> Walker<'a, '_> {
             _ => (FrameKind::Other, None),
         };
         match pending {
-            Some(p) if has_children => self.frames.push(Frame {
+            Some(p) if has_children => self.buf.frames.push(Frame {
                 pending: Some(p),
                 ty,
                 spec: a.specification,
                 ..Frame::bare(depth, offset, kind)
             }),
             Some(p) => self.finish_entry(offset, kind, p, ty, a.specification),
-            None if has_children => self.frames.push(Frame::bare(depth, offset, kind)),
+            None if has_children => self.buf.frames.push(Frame::bare(depth, offset, kind)),
             None => {}
         }
         Ok(())
@@ -576,14 +628,14 @@ impl<'a> Walker<'a, '_> {
                 union, member_idx, ..
             },
             ..
-        }) = self.frames.last_mut()
+        }) = self.buf.frames.last_mut()
         else {
             return FrameKind::Other;
         };
         let component = *member_idx;
         *member_idx += 1;
         let is_static = a.data_bit_offset.is_none() && a.member_location.is_none() && !*union;
-        self.scratch_members.push(RawMember {
+        self.buf.scratch_members.push(RawMember {
             name: a.name,
             ty: a.ty.unwrap_or(VOID),
             byte_offset: a.member_location.unwrap_or(0),
@@ -599,7 +651,7 @@ impl<'a> Walker<'a, '_> {
     /// A `DW_TAG_LLVM_annotation` child: a type tag of a pointer, or a decl tag of a struct,
     /// union, member or typedef.
     fn on_annotation(&mut self, offset: u32, a: &Attrs<'a>) {
-        let parent = self.frames.last().map(|f| &f.kind);
+        let parent = self.buf.frames.last().map(|f| &f.kind);
         match (a.name, parent) {
             (b"btf_type_tag", Some(FrameKind::Pointer { .. })) if self.features.type_tag => {
                 let id = self.add_entry(
@@ -610,7 +662,7 @@ impl<'a> Walker<'a, '_> {
                     },
                     VOID,
                 );
-                self.scratch_tags.push(id);
+                self.buf.scratch_tags.push(id);
             }
             (b"btf_decl_tag", Some(parent)) if self.features.decl_tag => {
                 let component = match parent {
@@ -618,7 +670,7 @@ impl<'a> Walker<'a, '_> {
                     FrameKind::Member { component } => *component,
                     _ => return,
                 };
-                self.scratch_annots.push(Annot {
+                self.buf.scratch_annots.push(Annot {
                     value: a.const_str,
                     component,
                 });
@@ -628,8 +680,8 @@ impl<'a> Walker<'a, '_> {
     }
     /// Records a DIE that takes no slot and stands for the type `target` refers to.
     fn add_alias(&mut self, offset: u32, target: RawRef) {
-        self.aliases.insert(offset, target);
-        self.alias_order.push(offset);
+        self.buf.aliases.insert(offset, target);
+        self.buf.alias_order.push(offset);
     }
 }
 
