@@ -315,19 +315,20 @@ impl<'a, 'u> DieCursor<'a, 'u> {
     /// Skips one attribute of a variable-size form, as gimli's `skip_attributes` does.
     fn skip_form(&mut self, mut form: DwForm) -> gimli::Result<()> {
         loop {
-            let fixed = AttributeSpecification::new(
-                DwAt(0),
-                form,
-                (form == gimli::DW_FORM_implicit_const).then_some(0),
-            );
-            if let Some(size) = fixed.size(self.header) {
-                return self.input.skip(size);
-            }
             let input = &mut self.input;
             return match form {
                 gimli::DW_FORM_indirect => {
                     form = DwForm(input.read_uleb128_u16()?);
-                    continue;
+                    // The form read may have a fixed size.
+                    let spec = AttributeSpecification::new(
+                        DwAt(0),
+                        form,
+                        (form == gimli::DW_FORM_implicit_const).then_some(0),
+                    );
+                    match spec.size(self.header) {
+                        Some(size) => input.skip(size),
+                        None => continue,
+                    }
                 }
                 gimli::DW_FORM_block1 => {
                     let n = input.read_u8()?;
@@ -357,6 +358,109 @@ impl<'a, 'u> DieCursor<'a, 'u> {
                 | gimli::DW_FORM_rnglistx => input.skip_leb128(),
                 _ => Err(gimli::Error::UnknownForm(form)),
             };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object::{Object, ObjectSection};
+
+    /// Walks every DIE of `info`'s units three ways — gimli's `EntriesRaw` reading every
+    /// attribute, a cursor reading the attributes `wanted` accepts, a cursor skipping every
+    /// DIE — and checks that all three see the same offsets, depths and abbreviations, and
+    /// that the cursor reads gimli's raw values. Returns the number of DIEs.
+    fn walk_three_ways(info: &[u8], abbrev: &[u8], wanted: fn(DwAt) -> bool) -> usize {
+        let endian = gimli::RunTimeEndian::Little;
+        let dwarf = gimli::Dwarf::<R<'_>> {
+            debug_info: gimli::DebugInfo::new(info, endian),
+            debug_abbrev: gimli::DebugAbbrev::new(abbrev, endian),
+            ..Default::default()
+        };
+        let mut dies = 0;
+        let mut units = dwarf.units();
+        while let Some(header) = units.next().unwrap() {
+            let abbrevs = dwarf.abbreviations(&header).unwrap();
+            let (mut reads, mut skips) = (AbbrevPlans::new(wanted), AbbrevPlans::new(|_| false));
+            let mut gimli_raw = header.entries_raw(&abbrevs, None).unwrap();
+            let mut reader = DieCursor::new(&header, &abbrevs, None).unwrap();
+            let mut skipper = DieCursor::new(&header, &abbrevs, None).unwrap();
+            let mut attrs = Vec::new();
+            while !gimli_raw.is_empty() {
+                for cursor in [&reader, &skipper] {
+                    assert_eq!(cursor.next_offset(), gimli_raw.next_offset());
+                    assert_eq!(cursor.next_depth(), gimli_raw.next_depth());
+                }
+                let expected = gimli_raw.read_abbreviation().unwrap();
+                let code = |a: Option<&Abbreviation>| a.map(Abbreviation::code);
+                assert_eq!(code(reader.read_abbreviation().unwrap()), code(expected));
+                assert_eq!(code(skipper.read_abbreviation().unwrap()), code(expected));
+                let Some(abbrev) = expected else {
+                    continue;
+                };
+                gimli_raw
+                    .read_attributes(abbrev.attributes(), &mut attrs)
+                    .unwrap();
+                let want: Vec<_> = attrs
+                    .iter()
+                    .filter(|a| wanted(a.name()))
+                    .map(|a| (a.name(), a.raw_value()))
+                    .collect();
+                let mut got = Vec::new();
+                let plan = reads.plan(abbrev, &header);
+                reader
+                    .read(&reads, plan, |name, value| {
+                        got.push((name, value));
+                        Ok::<(), gimli::Error>(())
+                    })
+                    .unwrap();
+                assert_eq!(got, want, "DIE {dies}");
+                let plan = skips.plan(abbrev, &header);
+                skipper.skip(&skips, plan).unwrap();
+                dies += 1;
+            }
+            assert!(reader.is_empty() && skipper.is_empty());
+        }
+        dies
+    }
+
+    /// `.debug_info` and `.debug_abbrev` of the types fixture compiled by `cc` with `flags`.
+    fn compiled_fixture(cc: &str, flags: &[&str]) -> (Vec<u8>, Vec<u8>) {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("types.o");
+        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/types.c");
+        let status = std::process::Command::new(cc)
+            .args(flags)
+            .args(["-c", "-o"])
+            .arg(&out)
+            .arg(src)
+            .status()
+            .unwrap_or_else(|e| panic!("{cc}: {e}"));
+        assert!(status.success(), "{cc} {flags:?} failed");
+        let data = std::fs::read(&out).unwrap();
+        let file = object::File::parse(&*data).unwrap();
+        let section = |name| {
+            let s = file.section_by_name(name).expect("the fixture has DWARF");
+            s.uncompressed_data().unwrap().into_owned()
+        };
+        (section(".debug_info"), section(".debug_abbrev"))
+    }
+
+    #[test]
+    fn the_cursor_reads_and_skips_what_gimli_reads() {
+        let builds: [(&str, &[&str]); 3] = [
+            ("gcc", &["-O2", "-gdwarf-4"]),
+            ("gcc", &["-O2", "-gdwarf-5"]),
+            ("clang", &["-O2", "-gdwarf-5"]),
+        ];
+        for (cc, flags) in builds {
+            let (info, abbrev) = compiled_fixture(cc, flags);
+            // Every attribute read; none (runs of skips only); and reads between skips.
+            let all = walk_three_ways(&info, &abbrev, |_| true);
+            assert!(all > 100, "{cc} {flags:?}: only {all} DIEs");
+            assert_eq!(walk_three_ways(&info, &abbrev, |_| false), all);
+            assert_eq!(walk_three_ways(&info, &abbrev, |n| n.0 % 3 != 0), all);
         }
     }
 }

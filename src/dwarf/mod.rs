@@ -1,7 +1,7 @@
 //! DWARF decoding: compile units and the per-CU type model pahole's loader builds.
 //!
-//! `units` finds the compile units; per CU, `types` builds the type model, `variables` the
-//! variables and `functions` the function model. `functions` reads parameter locations with
+//! `units` finds the compile units; per CU, `types` builds the type model (walking every DIE
+//! with `dies`' cursor), `variables` the variables and `functions` the function model. `functions` reads parameter locations with
 //! `locations` (over `expr`, the DWARF expression decoder) and asks `layout` whether a struct
 //! is packed.
 
