@@ -1,10 +1,11 @@
 //! A DIE cursor for walks that visit every DIE of a unit and read a few attributes of some
 //! (the types walker). Each abbreviation is compiled once per unit into a plan: to skip a
 //! DIE, runs of fixed-size attributes become one bounds-checked step and variable-size ones
-//! are skipped by form; to read one, the attributes the walk wants are parsed by gimli
-//! (`EntriesRaw::read_attribute`, so their values are exactly gimli's) and the runs between
-//! them skipped the same way. gimli's own `skip_attributes` looks every form's size up again
-//! at every DIE, and `read_attributes` parses every attribute into a vector.
+//! are skipped by form; to read one, the attributes the walk wants are parsed — the common
+//! forms here, exactly as gimli's `parse_attribute` parses them, the others by gimli itself —
+//! and the runs between them skipped the same way. gimli's own `skip_attributes` looks every
+//! form's size up again at every DIE, and `read_attributes` parses every attribute into a
+//! vector.
 
 use gimli::{
     Abbreviation, Abbreviations, Attribute, AttributeSpecification, AttributeValue, DebugStrOffset,
@@ -230,8 +231,9 @@ impl<'a, 'u> DieCursor<'a, 'u> {
         Ok(())
     }
 
-    /// Reads the wanted attributes of the DIE whose abbreviation was just read, passing each name and raw value (gimli's `Attribute::raw_value`) to `read` in order,
-    /// and skips the others.
+    /// Reads the wanted attributes of the DIE whose abbreviation was just read, passing each
+    /// name and raw value (gimli's `Attribute::raw_value`) to `read` in order, and skips the
+    /// others.
     pub(crate) fn read<E: From<gimli::Error>>(
         &mut self,
         plans: &AbbrevPlans,
