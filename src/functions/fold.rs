@@ -4,8 +4,9 @@
 //!
 //! # Why folding cannot change a decision
 //!
-//! The final pass (`merge.rs`, pahole's `btf_encoder__add_saved_funcs`) walks a function's
-//! instances in DWARF order and reads:
+//! The final pass (`final_pass.rs`, pahole's `btf_encoder__add_saved_funcs`) walks a
+//! function's instances in walk order ([`WalkPosition`]: those with an address first, then
+//! the others, each in DWARF order) and reads:
 //! 1. the first instance `g` (its prototype is the reference, its flags are ORed with all);
 //! 2. whether some instance's prototype does not match `g` before any instance so far carries
 //!    a blocking flag (unexpected register, reordered parameters), and the first such
@@ -29,7 +30,7 @@
 //! instances, from which 1–4 read exactly what the walk over every instance reads.
 
 use super::table::Fold;
-use crate::functions::instance::{flags, FuncInstance};
+use crate::functions::instance::{flags, FuncInstance, WalkPosition};
 
 /// Flags whose instance stops the prototype comparison from then on.
 const BLOCKING: u8 = flags::UNEXPECTED_REG | flags::REORDERED_PARM;
@@ -52,10 +53,10 @@ pub struct FuncSummary {
     at_symbol_unskipped: Option<Role>,
     /// The first instance at the address of a `.`-suffixed symbol ([`flags::DOT_SYMBOL`]).
     at_dot_symbol: Option<Role>,
-    /// DWARF position of the first instance with an [`UNTRUSTED`] flag.
-    untrusted_at: Option<(u32, u32)>,
-    /// DWARF position of the first instance with a [`BLOCKING`] flag.
-    blocking_at: Option<(u32, u32)>,
+    /// Walk position of the first instance with an [`UNTRUSTED`] flag.
+    untrusted_at: Option<WalkPosition>,
+    /// Walk position of the first instance with a [`BLOCKING`] flag.
+    blocking_at: Option<WalkPosition>,
     /// OR of every instance's [`COMBINED`] flags.
     combined: u8,
     /// How many instances were folded in.
@@ -75,8 +76,10 @@ impl FuncSummary {
             at_symbol,
             at_symbol_unskipped: at_symbol.filter(|_| !instance.optimized_skip(false)),
             at_dot_symbol: instance.has(flags::DOT_SYMBOL).then_some(0),
-            untrusted_at: (instance.head.flags & UNTRUSTED != 0).then_some(instance.head.order),
-            blocking_at: (instance.head.flags & BLOCKING != 0).then_some(instance.head.order),
+            untrusted_at: (instance.head.flags & UNTRUSTED != 0)
+                .then_some(instance.head.walk_position()),
+            blocking_at: (instance.head.flags & BLOCKING != 0)
+                .then_some(instance.head.walk_position()),
             combined: instance.head.flags & COMBINED,
             count: 1,
             kept: vec![instance],
@@ -88,7 +91,8 @@ impl FuncSummary {
         let sides = [&self, &other];
         let earlier = |a: Option<Pick>, b: Option<Pick>| match (a, b) {
             (Some(a), Some(b)) => Some(
-                if sides[b.0].at(b.1).head.order < sides[a.0].at(a.1).head.order {
+                if sides[b.0].at(b.1).head.walk_position() < sides[a.0].at(a.1).head.walk_position()
+                {
                     b
                 } else {
                     a
@@ -113,7 +117,7 @@ impl FuncSummary {
         let at_symbol = pick(|s| s.at_symbol);
         let at_symbol_unskipped = pick(|s| s.at_symbol_unskipped);
         let at_dot_symbol = pick(|s| s.at_dot_symbol);
-        let earliest = |a: Option<(u32, u32)>, b: Option<(u32, u32)>| match (a, b) {
+        let earliest = |a: Option<WalkPosition>, b: Option<WalkPosition>| match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
@@ -136,7 +140,7 @@ impl FuncSummary {
         &self.kept[role as usize]
     }
 
-    /// The first instance in DWARF order.
+    /// The first instance in walk order.
     pub fn first(&self) -> &FuncInstance {
         self.at(self.first)
     }
@@ -146,7 +150,7 @@ impl FuncSummary {
     pub fn inconsistent(&self) -> Option<&FuncInstance> {
         let m = self.at(self.mismatch?);
         match self.blocking_at {
-            Some(b) if b <= m.head.order => None,
+            Some(b) if b <= m.head.walk_position() => None,
             _ => Some(m),
         }
     }
@@ -174,7 +178,7 @@ impl FuncSummary {
     pub fn true_signature(&self) -> Option<&FuncInstance> {
         let candidate = self.at(self.at_dot_symbol?);
         match self.untrusted_at {
-            Some(u) if u <= candidate.head.order => None,
+            Some(u) if u <= candidate.head.walk_position() => None,
             _ => Some(candidate),
         }
     }
@@ -292,7 +296,7 @@ mod tests {
     use crate::functions::instance::InstanceHead;
     use crate::functions::signature;
 
-    /// What the final pass reads, by the walk over every instance in DWARF order that pahole's
+    /// What the final pass reads, by the walk over every instance in walk order that pahole's
     /// `btf_encoder__add_saved_funcs` does: (first, first compared mismatch, first's flags
     /// after ORing, canonical with and without true_signature, the true signature's
     /// instance), as DWARF positions.
@@ -306,7 +310,7 @@ mod tests {
     );
 
     fn walk(mut all: Vec<FuncInstance>) -> Decision {
-        all.sort_by_key(|s| s.head.order);
+        all.sort_by_key(|s| s.head.walk_position());
         let mut first_flags = all[0].head.flags;
         let mut mismatch = None;
         for s in &all[1..] {
@@ -388,8 +392,15 @@ mod tests {
                 f |= 1 << bit;
             }
         }
+        // Instances at a symbol have an address; others have one or not (abstract instances).
+        let located = f & (flags::AT_SYMBOL | flags::DOT_SYMBOL) != 0 || rng.below(2) == 0;
         let head = InstanceHead {
             order: (order, 0),
+            addr: if located {
+                0x1000 + u64::from(order)
+            } else {
+                0
+            },
             flags: f,
             ..InstanceHead::default()
         };

@@ -207,6 +207,13 @@ impl FuncInstance {
     }
 }
 
+/// Where an instance comes in the final pass's walk over a function's instances: those with
+/// an address (`DW_AT_low_pc`) first, then the others, each group in DWARF order. pahole 1.32
+/// sorts them so ("ensure the first same-name function has a non-zero address"): the first
+/// instance, whose prototype the others are compared with, is a concrete one when there is
+/// one.
+pub type WalkPosition = (bool, u32, u32);
+
 /// The fixed-size fields of a [`FuncInstance`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct InstanceHead {
@@ -220,6 +227,13 @@ pub struct InstanceHead {
     pub ret: u32,
     /// [`flags`] bits.
     pub flags: u8,
+}
+
+impl InstanceHead {
+    /// Its place in the final pass's walk ([`WalkPosition`]).
+    pub fn walk_position(&self) -> WalkPosition {
+        (self.addr == 0, self.order.0, self.order.1)
+    }
 }
 
 /// True when `name` has a `.constprop` or `.isra` suffix (after its first '.').

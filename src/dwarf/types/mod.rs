@@ -104,12 +104,12 @@ pub enum Entry<'a> {
         /// Its enumerators, in [`CuTypes::enumerators`].
         values: Range<u32>,
     },
-    /// An array, its dimensions flattened as pahole does.
+    /// One dimension of an array: a `DW_TAG_array_type` with N subranges is N entries, the
+    /// inner dimensions first (`walk.rs`), as pahole 1.32 encodes it.
     Array {
-        /// The element type.
+        /// The element type (for an outer dimension, the next inner one).
         elem: u32,
-        /// The element count: the product of every dimension's count (0 when one is unknown,
-        /// as for a flexible array).
+        /// The dimension's element count (0 when unknown, as for a flexible array).
         nelems: u32,
     },
     /// A subroutine type.

@@ -345,6 +345,20 @@ impl<'a> Walker<'a, '_> {
         id
     }
 
+    /// pahole 1.32's multi-dimensional arrays: `T a[2][3][4]` is one ARRAY per dimension,
+    /// `ARRAY(ARRAY(ARRAY(T, 4), 3), 2)`. The inner ones are added first, innermost (the last
+    /// subrange) first, each the element of the next, so that the DIE's own entry, added after
+    /// them, is the outermost. Returns the raw reference of the outermost one's element.
+    fn add_inner_dimensions(&mut self, offset: u32, dims_start: usize, elem: RawRef) -> RawRef {
+        let mut elem = elem;
+        for k in (dims_start + 1..self.buf.scratch_dims.len()).rev() {
+            let nelems = self.buf.scratch_dims[k];
+            let id = self.add_entry(offset, Entry::Array { elem: 0, nelems }, elem);
+            elem = id | RESOLVED;
+        }
+        elem
+    }
+
     /// Completes a type entry from what its children left on the scratch stacks.
     fn finish_entry(
         &mut self,
@@ -392,9 +406,8 @@ impl<'a> Walker<'a, '_> {
                 );
             }
             (Entry::Array { nelems, .. }, FrameKind::Array { dims_start }) => {
-                *nelems = self.buf.scratch_dims[dims_start..]
-                    .iter()
-                    .fold(1u32, |acc, &d| acc.wrapping_mul(d));
+                raw_ref = self.add_inner_dimensions(offset, dims_start, ty);
+                *nelems = self.buf.scratch_dims.get(dims_start).copied().unwrap_or(1);
                 self.buf.scratch_dims.truncate(dims_start);
             }
             (
