@@ -24,11 +24,11 @@ use dwarf2btf::{pipeline, Error, Result};
     disable_version_flag = true
 )]
 struct Cli {
-    /// Print the pahole version whose behaviour dwarf2btf implements (v1.31), as pahole prints
+    /// Print the pahole version whose behaviour dwarf2btf implements (v1.32), as pahole prints
     /// its own: kernel builds read it. `dwarf2btf version` prints dwarf2btf's own version.
     #[arg(long = "version")]
     version: bool,
-    /// Print that pahole version as a number (131), as pahole does.
+    /// Print that pahole version as a number (132), as pahole does.
     #[arg(long = "numeric_version")]
     numeric_version: bool,
     /// Print the BTF features dwarf2btf encodes, comma-separated.
@@ -79,8 +79,9 @@ struct RunArgs {
     /// every N.
     #[arg(short = 'j', long = "jobs", value_name = "N", num_args = 0..=1, default_missing_value = "0")]
     jobs: Option<usize>,
-    /// BTF features to encode (pahole names; `default`, `+feature`; may be repeated).
-    #[arg(long = "btf_features", value_name = "LIST")]
+    /// BTF features to encode (pahole names; `default`, `+feature`; may be repeated;
+    /// `--features` is pahole 1.32's other spelling).
+    #[arg(long = "btf_features", visible_alias = "features", value_name = "LIST")]
     btf_features: Vec<String>,
     /// Fail on unknown --btf_features names instead of ignoring them.
     #[arg(long = "btf_features_strict", value_name = "LIST")]
