@@ -26,21 +26,25 @@ fn version_is_what_kconfig_can_read() {
         .parse()
         .expect("pahole-version.sh must yield a number");
     assert!(number >= 126, "{number}");
+    // The release whose output the tests compare with (tests/data/*pahole-1.32*).
+    assert_eq!(number, 132);
     assert_eq!(stdout_of(&["--numeric_version"]).trim(), number.to_string());
     assert!(stdout_of(&["version"]).starts_with("dwarf2btf "));
 }
 
-/// `--supported_btf_features` prints what pahole HEAD prints (tests/data), and every listed
+/// `--supported_btf_features` prints what pahole 1.32 prints (tests/data) and `layout`, which
+/// Debian's pahole 1.32 lacks only because it is built against libbpf 1.7.0, and every listed
 /// feature is accepted by --btf_features_strict.
 #[test]
 fn supported_features_are_accepted_strictly() {
     let list = stdout_of(&["--supported_btf_features"]);
     let list = list.trim();
-    let pahole_head = concat!(
+    let pahole = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/pahole-head.supported_btf_features.txt"
+        "/tests/data/pahole-1.32.supported_btf_features.txt"
     );
-    assert_eq!(list, std::fs::read_to_string(pahole_head).unwrap().trim());
+    let expected = format!("{},layout", std::fs::read_to_string(pahole).unwrap().trim());
+    assert_eq!(list, expected);
     let fixture = &fixtures()[0];
     let out = scratch("cli").join("strict.btf");
     let o = encode(
@@ -55,6 +59,30 @@ fn supported_features_are_accepted_strictly() {
         &["--btf_features_strict=float,no_such_feature"],
     );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+}
+
+/// `--features` is pahole 1.32's other spelling of `--btf_features`, and `force_cu_merging`
+/// (one CU for the whole input, in pahole) leaves the output as it is.
+#[test]
+fn features_spelling_and_force_cu_merging() {
+    let fixture = &fixtures()[0];
+    let dir = scratch("cli");
+    let build = |name: &str, flags: &[&str]| {
+        let out = dir.join(format!("{name}.btf"));
+        let o = encode(&fixture.path, &out, flags);
+        assert!(o.status.success(), "{}", text(&o));
+        std::fs::read(out).unwrap()
+    };
+    let plain = build("btf-features", &["--btf_features=var,float"]);
+    assert_ne!(plain, build("var-only", &["--btf_features=var"]));
+    assert_eq!(build("features", &["--features=var,float"]), plain);
+    assert_eq!(
+        build(
+            "merging",
+            &["--btf_features_strict=var,float,force_cu_merging"]
+        ),
+        plain
+    );
 }
 
 /// pahole applies feature options in order: the first --btf_features resets every feature,
@@ -86,7 +114,7 @@ fn legacy_flags_before_the_first_feature_list_are_reset() {
 /// the 80-byte kind layout section between the types and the strings, split BTF the 32-byte
 /// header with zero layout fields; the type and string sections are those written without it
 /// (the 24-byte header), and nothing is said on stderr. The kernel's own check is
-/// `kernel_layout_matches_pahole_head`, against pahole HEAD's output.
+/// `kernel_layout_matches_pahole`, against pahole's output.
 #[test]
 fn layout_writes_libbpf_1_8s_header_and_kind_layouts() {
     use dwarf2btf::btf::read;

@@ -1,5 +1,5 @@
 //! Per-function DWARF analysis (`dwarf2btf::dwarf::functions`) on small C files compiled at
-//! test time with gcc (DWARF 5 and 4) and clang, against the answers pahole HEAD gives
+//! test time with gcc (DWARF 5 and 4) and clang, against the answers pahole 1.32 gives
 //! (`/work/shared/reference/pahole-encoder.md` §2.1, §2.3, §2.4 and §7).
 
 mod common;
@@ -496,7 +496,7 @@ fn clang_changed_signature() {
     }
 }
 
-/// The reference kernel: every function pahole HEAD skips for a reason decided from these
+/// The reference kernel: every function pahole 1.32 skips for a reason decided from these
 /// facts (unexpected register, uncertain location, reordered or optimized parameters, plus
 /// the ELF table's ambiguous address) must get the same reason here, with pahole's grouping by
 /// ELF function and canonical-state rules emulated. "Inconsistent prototype" needs BTF type
@@ -506,12 +506,12 @@ fn clang_changed_signature() {
 /// Decoding every CU of the kernel takes seconds in a release build (as scripts/test.sh and CI
 /// run it) and minutes in a debug build.
 #[test]
-fn vmlinux_skip_reasons_match_pahole_head() {
+fn vmlinux_skip_reasons_match_pahole_1_32() {
     use std::collections::BTreeMap;
 
     use dwarf2btf::input::symbols::ElfFunctions;
 
-    let Some(path) = common::pinned_vmlinux("vmlinux_skip_reasons_match_pahole_head") else {
+    let Some(path) = common::pinned_vmlinux("vmlinux_skip_reasons_match_pahole_1_32") else {
         return;
     };
     let oracle = common::oracle_skipped();
@@ -635,13 +635,13 @@ fn vmlinux_skip_reasons_match_pahole_head() {
     );
     assert!(
         mismatches.is_empty(),
-        "{} skip reasons differ from pahole HEAD's",
+        "{} skip reasons differ from pahole 1.32's",
         mismatches.len()
     );
 }
 
 /// Negative control of `compare::skip_reason_mismatches`, the comparison
-/// `vmlinux_skip_reasons_match_pahole_head` makes: pahole HEAD's reasons as "ours" pass; one
+/// `vmlinux_skip_reasons_match_pahole_1_32` makes: pahole 1.32's reasons as "ours" pass; one
 /// function with another reason, one skipped function encoded here, or one missing, fail.
 #[test]
 fn skip_reason_comparison_detects_a_changed_reason() {

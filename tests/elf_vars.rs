@@ -4,14 +4,14 @@
 //! Oracles:
 //! - the symbol table as `readelf -sW` prints it, for the functions table and for where every
 //!   variable lives (section, offset, size, binding);
-//! - Debian's pahole 1.24 for per-CPU variables. Its rules differ from pahole HEAD's (it
+//! - Debian's pahole 1.24 for per-CPU variables. Its rules differ from pahole 1.32's (it
 //!   starts from `STT_OBJECT` symbols of `.data..percpu` and uses the symbol's name and size,
 //!   and its DATASEC size is the section size), so the programs are written where both give
 //!   the same answer: every per-CPU variable has a symbol, a DWARF size equal to the symbol
 //!   size, and the last one ends the section. Global variables (`global_var`) did not exist
 //!   in 1.24 and are checked against the symbol table only;
 //! - `bpftool btf dump file` parses both outputs (so it also accepts ours);
-//! - for the kernel, pahole HEAD's output and `-V` log in `tests/data`.
+//! - for the kernel, pahole 1.32's output and `-V` log in `tests/data`.
 
 mod common;
 
@@ -667,7 +667,7 @@ fn elf_functions_group_like_the_symbol_table() {
         );
         if input != "fa.o" {
             // Two static `helper`s from two objects: ambiguous, and so is `zzz_last`, the
-            // alphabetically last entry that pahole HEAD would leave unflagged.
+            // alphabetically last entry that pahole 1.32 would leave unflagged.
             assert!(get("helper").ambiguous_addr, "{input}");
             assert_eq!(funcs.entries().last().unwrap().name, "zzz_last", "{input}");
             assert!(get("zzz_last").ambiguous_addr, "{input}");
@@ -744,7 +744,7 @@ fn kernel_functions_table_and_ambiguous_names() {
         checked += 1;
     }
     assert_eq!(checked, 297);
-    // This 6.1 kernel's .BTF_ids has no set8 with BTF_SET8_KFUNCS (pahole HEAD adds no
+    // This 6.1 kernel's .BTF_ids has no set8 with BTF_SET8_KFUNCS (pahole 1.32 adds no
     // "bpf_kfunc" decl tag for it).
     let mapped = common::map(&vmlinux);
     let elf = Elf::parse(&mapped).unwrap();
@@ -754,8 +754,8 @@ fn kernel_functions_table_and_ambiguous_names() {
 }
 
 #[test]
-fn kernel_percpu_vars_match_pahole_head() {
-    let Some(vmlinux) = pinned_vmlinux("kernel_percpu_vars_match_pahole_head") else {
+fn kernel_percpu_vars_match_pahole_1_32() {
+    let Some(vmlinux) = pinned_vmlinux("kernel_percpu_vars_match_pahole_1_32") else {
         return;
     };
     let features = features(KERNEL_FEATURES.trim_start_matches("--btf_features="));

@@ -1,5 +1,5 @@
 //! The reference kernel (Debian 6.1.0-57 cloud vmlinux, fetched by scripts/fetch-kernel.sh):
-//! encoded with the kernel's flags, the BTF is compared with pahole HEAD's output and skip log
+//! encoded with the kernel's flags, the BTF is compared with pahole 1.32's output and skip log
 //! in tests/data, must pass `dwarf2btf verify` and `bpftool btf dump`, and must not
 //! depend on -j or the function table design.
 
@@ -54,14 +54,14 @@ fn kernel_btf() -> Option<&'static PathBuf> {
     kernel_run().map(|(p, _, _)| p)
 }
 
-/// [`kernel_run`] for a check against pahole HEAD's output for the pinned image: `None`
+/// [`kernel_run`] for a check against pahole 1.32's output for the pinned image: `None`
 /// (with a visible skip) on another kernel.
 fn pinned_run(what: &str) -> Option<&'static (PathBuf, Vec<String>, TableCounters)> {
     pinned_vmlinux(what)?;
     kernel_run()
 }
 
-/// `--stats` counts every function pahole HEAD decides about: the functions with instances
+/// `--stats` counts every function pahole 1.32 decides about: the functions with instances
 /// are the FUNCs it emitted plus the functions it logged as skipped.
 #[test]
 fn kernel_stats_count_every_function_pahole_decides() {
@@ -99,10 +99,10 @@ fn sections(path: &std::path::Path) -> Vec<u8> {
     data[hdr_len..].to_vec()
 }
 
-/// The whole output — types, functions, variables, datasecs, strings — equals pahole HEAD's.
+/// The whole output — types, functions, variables, datasecs, strings — equals pahole 1.32's.
 #[test]
-fn kernel_btf_is_byte_identical_to_pahole_head() {
-    let Some((ours, _, _)) = pinned_run("kernel_btf_is_byte_identical_to_pahole_head") else {
+fn kernel_btf_is_byte_identical_to_pahole_1_32() {
+    let Some((ours, _, _)) = pinned_run("kernel_btf_is_byte_identical_to_pahole_1_32") else {
         return;
     };
     let (a, b) = (sections(ours), sections(&oracle_btf()));
@@ -113,10 +113,10 @@ fn kernel_btf_is_byte_identical_to_pahole_head() {
     }
 }
 
-/// The `-V` function skip log equals pahole HEAD's (reasons and mismatch details).
+/// The `-V` function skip log equals pahole 1.32's (reasons and mismatch details).
 #[test]
-fn kernel_function_skips_match_pahole_head() {
-    let Some((_, skips, _)) = pinned_run("kernel_function_skips_match_pahole_head") else {
+fn kernel_function_skips_match_pahole_1_32() {
+    let Some((_, skips, _)) = pinned_run("kernel_function_skips_match_pahole_1_32") else {
         return;
     };
     let mut expected: Vec<String> = std::fs::read_to_string(oracle_skipped())
@@ -127,15 +127,15 @@ fn kernel_function_skips_match_pahole_head() {
     expected.sort();
     assert!(expected.len() > 800, "oracle skip log looks truncated");
     if let Some(m) = compare::skip_log_mismatch(skips, &expected) {
-        panic!("the skip log differs from pahole HEAD's: {m}");
+        panic!("the skip log differs from pahole 1.32's: {m}");
     }
 }
 
 /// With `true_signature` (gcc's clones encoded under their own names, `foo.isra.0`, with the
-/// prototype of their DWARF instance): the output and the `-V` skip log equal pahole HEAD's.
+/// prototype of their DWARF instance): the output and the `-V` skip log equal pahole 1.32's.
 #[test]
-fn kernel_true_signature_matches_pahole_head() {
-    let Some(vmlinux) = pinned_vmlinux("kernel_true_signature_matches_pahole_head") else {
+fn kernel_true_signature_matches_pahole_1_32() {
+    let Some(vmlinux) = pinned_vmlinux("kernel_true_signature_matches_pahole_1_32") else {
         return;
     };
     let out = scratch("kernel").join("vmlinux-true-signature.btf");
@@ -149,7 +149,7 @@ fn kernel_true_signature_matches_pahole_head() {
     let oracle = oracle_true_signature_btf();
     if sections(&out) != sections(&oracle) {
         let d = run(Command::new(bin()).arg("diff").arg(&out).arg(&oracle));
-        panic!("differs from pahole HEAD's:\n{}", text(&d));
+        panic!("differs from pahole 1.32's:\n{}", text(&d));
     }
     let skips = skip_lines(&o);
     let expected: Vec<String> = std::fs::read_to_string(oracle_true_signature_skipped())
@@ -158,7 +158,7 @@ fn kernel_true_signature_matches_pahole_head() {
         .map(str::to_string)
         .collect();
     if let Some(m) = compare::skip_log_mismatch(&skips, &expected) {
-        panic!("the skip log differs from pahole HEAD's: {m}");
+        panic!("the skip log differs from pahole 1.32's: {m}");
     }
     let clones = run_ok(
         Command::new(tool("bpftool"))
@@ -175,24 +175,47 @@ fn kernel_true_signature_matches_pahole_head() {
     );
 }
 
-/// With `layout` (what 7.1+ kernels ask pahole ≥ 1.31 for): the whole file equals pahole
-/// HEAD's, header and kind layout section included.
+/// With `layout` (what 7.1+ kernels ask pahole ≥ 1.31 for): the whole file is pahole 1.32's
+/// types and strings in pahole HEAD's 32-byte header and kind layout section
+/// ([`compare::with_layout_of`]), and the type and string sections are those written without
+/// `layout`.
 #[test]
-fn kernel_layout_matches_pahole_head() {
-    let Some(vmlinux) = pinned_vmlinux("kernel_layout_matches_pahole_head") else {
+fn kernel_layout_matches_pahole() {
+    let Some(vmlinux) = pinned_vmlinux("kernel_layout_matches_pahole") else {
         return;
     };
     let out = scratch("kernel").join("vmlinux-layout.btf");
     let features = format!("{KERNEL_FEATURES},layout");
     let o = encode(&vmlinux, &out, &[&features, "--lang_exclude=rust", "-j2"]);
     assert!(o.status.success() && o.stderr.is_empty(), "{}", text(&o));
-    let (ours, theirs) = (
-        std::fs::read(&out).unwrap(),
-        std::fs::read(oracle_layout_btf()).unwrap(),
+    let expected = compare::with_layout_of(
+        &std::fs::read(oracle_layout_btf()).unwrap(),
+        &std::fs::read(oracle_btf()).unwrap(),
     );
-    if let Some(d) = compare::first_difference(&theirs, &ours) {
-        panic!("differs from pahole HEAD's output with layout: {d}");
+    if let Some(d) = compare::first_difference(&expected, &std::fs::read(&out).unwrap()) {
+        panic!("differs from pahole's output with layout: {d}");
     }
+}
+
+/// The layout rule of [`kernel_layout_matches_pahole`] rebuilds pahole HEAD's own file from
+/// its own sections, and with pahole 1.32's sections gives another file (1.32 encodes
+/// multi-dimensional arrays per dimension): it takes the types from its second argument.
+#[test]
+fn layout_rule_takes_header_and_layout_from_head_and_sections_from_the_other() {
+    let head = std::fs::read(oracle_layout_btf()).unwrap();
+    let (types, strings) = compare::btf_sections(&head);
+    let mut plain = head[..8].to_vec();
+    plain[4..8].copy_from_slice(&24u32.to_le_bytes());
+    let (t, s) = (types.len() as u32, strings.len() as u32);
+    for field in [0, t, t, s] {
+        plain.extend_from_slice(&field.to_le_bytes());
+    }
+    plain.extend_from_slice(types);
+    plain.extend_from_slice(strings);
+    assert_eq!(compare::with_layout_of(&head, &plain), head);
+    let other = compare::with_layout_of(&head, &std::fs::read(oracle_btf()).unwrap());
+    assert_ne!(other, head);
+    assert_eq!(other[..8], head[..8]);
 }
 
 /// -j1/-j2/-j8/-j64 and the four table designs all give the same bytes on the kernel, and
@@ -238,11 +261,11 @@ fn kernel_output_identical_across_jobs_and_designs() {
     }
 }
 
-/// Every type, function, variable and datasec equals pahole HEAD's as bpftool reads them,
+/// Every type, function, variable and datasec equals pahole 1.32's as bpftool reads them,
 /// independent of type ids and of dwarf2btf's own reader.
 #[test]
-fn kernel_types_match_pahole_head() {
-    let Some((ours, _, _)) = pinned_run("kernel_types_match_pahole_head") else {
+fn kernel_types_match_pahole_1_32() {
+    let Some((ours, _, _)) = pinned_run("kernel_types_match_pahole_1_32") else {
         return;
     };
     // As bpftool reads them (tests/common/judge.rs), not by dwarf2btf's own `diff`.
@@ -251,7 +274,7 @@ fn kernel_types_match_pahole_head() {
     }
 }
 
-/// The judge of [`kernel_types_match_pahole_head`]: every type, function, variable and
+/// The judge of [`kernel_types_match_pahole_1_32`]: every type, function, variable and
 /// datasec, as multisets.
 fn kernel_types() -> judge::Judge<'static> {
     judge::Judge::all()
@@ -311,7 +334,7 @@ fn oracle_comparison_detects_a_changed_member() {
 }
 
 /// Negative control of [`compare::skip_log_mismatch`], the comparison
-/// `kernel_function_skips_match_pahole_head` makes: pahole HEAD's log against itself passes;
+/// `kernel_function_skips_match_pahole_1_32` makes: pahole 1.32's log against itself passes;
 /// with one line's reason changed, one line dropped, or one line doubled, it fails.
 #[test]
 fn skip_log_comparison_detects_a_changed_line() {

@@ -237,14 +237,15 @@ fn garbage_never_panics() {
     }
 }
 
-/// The reference pahole output for the Debian 6.1 kernel must be accepted as is.
+/// The reference pahole output for the Debian 6.1 kernel must be accepted as is (pahole 1.32,
+/// through libbpf 1.7.0, writes the 24-byte header; the 32-byte one is verify_layout.rs's).
 #[test]
 fn pahole_oracle_is_accepted() {
     let data = std::fs::read(common::oracle_btf()).unwrap();
     assert_eq!(
         u32::from_le_bytes(data[4..8].try_into().unwrap()),
-        32,
-        "expected a 32-byte header"
+        24,
+        "expected a 24-byte header"
     );
     let t = std::time::Instant::now();
     let p = verify::verify_bytes(&data, None);

@@ -2,7 +2,7 @@
 //! (each beside the test it controls: `*_detects_a_*` in dedup_libbpf.rs, functions.rs,
 //! kernel.rs and dwarf_functions.rs) feed deliberately wrong outputs to the very functions the
 //! real tests call: dedup output against libbpf's, outputs across `-j` and table designs, and
-//! the function skip log and skip reasons against pahole HEAD's.
+//! the function skip log and skip reasons against pahole's.
 
 use std::collections::BTreeMap;
 
@@ -58,6 +58,41 @@ pub(crate) fn dedup_mismatch(
             o.as_ref().map(|v| v.len())
         )),
     }
+}
+
+/// The file pahole would write with `layout` for the type and string sections of `plain`
+/// (24-byte header, no layout): `with_layout`'s 32-byte header and kind layout section laid
+/// out as libbpf 1.8 lays them (types, then the layout section, then the strings), around
+/// `plain`'s sections. Panics when `with_layout` is not laid out so. pahole 1.32 as Debian
+/// builds it (libbpf 1.7.0) has no `layout`; pahole HEAD's output with it is the reference
+/// for the header and layout section, pahole 1.32's for the types and strings.
+pub(crate) fn with_layout_of(with_layout: &[u8], plain: &[u8]) -> Vec<u8> {
+    let word = |d: &[u8], i: usize| u32::from_le_bytes(d[4 * i..4 * i + 4].try_into().unwrap());
+    let (hdr_len, type_off, type_len, str_off, _, layout_off, layout_len) = (
+        word(with_layout, 1),
+        word(with_layout, 2),
+        word(with_layout, 3),
+        word(with_layout, 4),
+        word(with_layout, 5),
+        word(with_layout, 6),
+        word(with_layout, 7),
+    );
+    assert_eq!(
+        (hdr_len, type_off, layout_off, str_off),
+        (32, 0, type_len, type_len + layout_len),
+        "the layout reference is not laid out as types, layout, strings"
+    );
+    let layout = &with_layout[(32 + layout_off) as usize..(32 + layout_off + layout_len) as usize];
+    let (types, strings) = btf_sections(plain);
+    let (t, s) = (types.len() as u32, strings.len() as u32);
+    let mut out = with_layout[..8].to_vec();
+    for field in [0, t, t + layout_len, s, t, layout_len] {
+        out.extend_from_slice(&field.to_le_bytes());
+    }
+    out.extend_from_slice(types);
+    out.extend_from_slice(layout);
+    out.extend_from_slice(strings);
+    out
 }
 
 /// Where two outputs that must be byte-identical differ: `None` when they are identical.

@@ -457,14 +457,14 @@ fn decompressed(name: &str) -> PathBuf {
         .clone()
 }
 
-/// pahole HEAD's output for the reference kernel (tests/data).
+/// pahole 1.32's output for the reference kernel with the kernel's flags (tests/data).
 pub(crate) fn oracle_btf() -> PathBuf {
-    decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf")
+    decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-1.32.btf")
 }
 
-/// pahole HEAD's `-V` function skip lines for the reference kernel (tests/data).
+/// pahole 1.32's `-V` function skip lines for the reference kernel (tests/data).
 pub(crate) fn oracle_skipped() -> PathBuf {
-    data("vmlinux-6.1.0-57-cloud-amd64.pahole-head.skipped.txt")
+    data("vmlinux-6.1.0-57-cloud-amd64.pahole-1.32.skipped.txt")
 }
 
 /// pahole HEAD's output for the reference kernel with `true_signature` too (tests/data).
@@ -472,7 +472,9 @@ pub(crate) fn oracle_true_signature_btf() -> PathBuf {
     decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-head-true-signature.btf")
 }
 
-/// pahole HEAD's output for the reference kernel with `layout` too (tests/data).
+/// pahole HEAD's output for the reference kernel with `layout` too (tests/data): libbpf 1.8's
+/// 32-byte header and kind layout section. Its type section has the flattened arrays of the
+/// pahole before 1.32: the header and layout section are its reference, not its types.
 pub(crate) fn oracle_layout_btf() -> PathBuf {
     decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-head-layout.btf")
 }

@@ -1,4 +1,4 @@
-//! DIE → function model: everything pahole HEAD (dwarves 1436dafff5c2) knows about each
+//! DIE → function model: everything pahole 1.32 knows about each
 //! `DW_TAG_subprogram` of a CU by the time `btf_encoder__save_func` runs, minus the ELF side.
 //!
 //! [`decode_cu_functions`] returns one [`FunctionInfo`] per subprogram DIE of the CU
@@ -84,8 +84,8 @@
 //! Each subprogram is read by its offset with `EntriesRaw`: its attributes, its direct
 //! children's attributes, and nothing below them when a `DW_AT_sibling` (GCC) allows jumping
 //! over a subtree. No `gimli::Unit` is built. On the reference kernel this reproduces every
-//! skip decision pahole HEAD takes from these facts (the ignored test
-//! `vmlinux_skip_reasons_match_pahole_head` in `tests/dwarf_functions.rs`).
+//! skip decision pahole 1.32 takes from these facts (the ignored test
+//! `vmlinux_skip_reasons_match_pahole_1_32` in `tests/dwarf_functions.rs`).
 
 use std::ops::Range;
 
