@@ -16,7 +16,7 @@ PAHOLE=${PAHOLE:-pahole}
 RUNS=${RUNS:-2}
 STEP=${MODULES_STEP:-1}
 MODULES=${MODULES:-$(scripts/fetch-kernel.sh --modules)}
-BASE=${BASE:-$(scripts/oracle.sh vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf)}
+BASE=${BASE:-$(scripts/oracle.sh vmlinux-6.1.0-57-cloud-amd64.pahole-1.32.btf)}
 cargo build --release --quiet
 BIN=$PWD/target/release/dwarf2btf
 FLAGS="-j1 --btf_features=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs --lang_exclude=rust"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on a real input: fetch the Debian kernel debuginfo (cached), encode its vmlinux
 # with the kernel's pahole flags, verify the BTF (dwarf2btf verify and bpftool), compare it
-# with pahole HEAD's output when the oracle is present, and print a summary.
+# with pahole 1.32's output when the oracle is present, and print a summary.
 #
 #   scripts/encode-kernel.sh [-jN] [extra dwarf2btf flags...]
 set -euo pipefail
@@ -50,27 +50,27 @@ types=$(grep -c '^\[' "$CACHE/vmlinux.dwarf2btf.txt")
 echo "bpftool listed $types types"
 
 summary=("input: $VMLINUX" "output: $OUT, $(stat -c %s "$OUT") bytes, $types types, accepted by dwarf2btf verify and bpftool")
-ORACLE=$(scripts/oracle.sh vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf)
-SKIPS=$PWD/tests/data/vmlinux-6.1.0-57-cloud-amd64.pahole-head.skipped.txt
+ORACLE=$(scripts/oracle.sh vmlinux-6.1.0-57-cloud-amd64.pahole-1.32.btf)
+SKIPS=$PWD/tests/data/vmlinux-6.1.0-57-cloud-amd64.pahole-1.32.skipped.txt
 if [ "$(readelf -n "$VMLINUX" | awk '/Build ID/ {print $3; exit}')" = "$(scripts/fetch-kernel.sh --build-id)" ]; then
   if cmp -s <(sections "$OUT") <(sections "$ORACLE"); then
-    summary+=("pahole HEAD's output: type and string sections byte-identical")
+    summary+=("pahole 1.32's output: type and string sections byte-identical")
   else
-    summary+=("pahole HEAD's output: DIFFERS, $(cmp <(sections "$OUT") <(sections "$ORACLE") | head -n 1)")
+    summary+=("pahole 1.32's output: DIFFERS, $(cmp <(sections "$OUT") <(sections "$ORACLE") | head -n 1)")
   fi
   if "$BIN" diff --only funcs,vars "$OUT" "$ORACLE" > "$CACHE/diff.txt"; then
-    summary+=("functions and variables: the same as pahole HEAD's")
+    summary+=("functions and variables: the same as pahole 1.32's")
   else
-    summary+=("functions and variables: differ from pahole HEAD's ($CACHE/diff.txt)")
+    summary+=("functions and variables: differ from pahole 1.32's ($CACHE/diff.txt)")
   fi
   grep ' : skipping BTF encoding of function due to ' "$CACHE/dwarf2btf.log" | sort > "$CACHE/skipped.txt" || true
   if diff -q <(grep ' : skipping BTF encoding' "$SKIPS" | sort) "$CACHE/skipped.txt" > /dev/null; then
-    summary+=("functions skipped (-V): the same $(wc -l < "$CACHE/skipped.txt") functions and reasons as pahole HEAD")
+    summary+=("functions skipped (-V): the same $(wc -l < "$CACHE/skipped.txt") functions and reasons as pahole 1.32")
   else
-    summary+=("functions skipped (-V): differ from pahole HEAD's log ($CACHE/skipped.txt)")
+    summary+=("functions skipped (-V): differ from pahole 1.32's log ($CACHE/skipped.txt)")
   fi
 else
-  summary+=("pahole HEAD's output: not compared (tests/data has it for the pinned image only; this is a fallback kernel)")
+  summary+=("pahole 1.32's output: not compared (tests/data has it for the pinned image only; this is a fallback kernel)")
 fi
 summary+=("$ours")
 if command -v pahole > /dev/null; then

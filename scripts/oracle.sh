@@ -2,7 +2,7 @@
 # Prints the path of an oracle file from tests/data, decompressed into the cache when it is
 # stored compressed there (tests/data/NAME.xz):
 #
-#   scripts/oracle.sh vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf
+#   scripts/oracle.sh vmlinux-6.1.0-57-cloud-amd64.pahole-1.32.btf
 set -euo pipefail
 cd "$(dirname "$0")/.."
 name=$1

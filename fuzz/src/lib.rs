@@ -144,6 +144,7 @@ fn every_feature() -> Features {
         global_var: true,
         attributes: true,
         true_signature: true,
+        force_cu_merging: true,
         layout: true,
     }
 }
