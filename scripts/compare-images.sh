@@ -22,6 +22,7 @@
 #        layout still is
 # Exit status: 0 when every line says equal, 1 otherwise.
 set -euo pipefail
+shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
 
 CACHE=${DWARF2BTF_CACHE:-$HOME/.cache/dwarf2btf}
@@ -65,8 +66,14 @@ image() {
   echo "compare-images: downloading $pkg from $suite (several hundred MB)" >&2
   (cd "$dir/debs" && apt-get "${APT[@]}" download -qq "$pkg" >&2) || die "apt-get download $pkg failed"
   deb=$(ls "$dir"/debs/"${pkg}"_*.deb | head -n 1)
-  dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir" --wildcards './usr/lib/debug/boot/vmlinux-*'
-  mv "$dir"/usr/lib/debug/boot/vmlinux-* "$dir/vmlinux.tmp"
+  # 7.x packages make boot/vmlinux-* a symbolic link into lib/modules/*/
+  dpkg-deb --fsys-tarfile "$deb" \
+    | tar -x -C "$dir" --wildcards './usr/lib/debug/boot/vmlinux-*' './usr/lib/debug/lib/modules/*/vmlinux' \
+      2>/dev/null || true
+  local found
+  found=$(readlink -f "$dir"/usr/lib/debug/boot/vmlinux-*)
+  [ -f "$found" ] || die "$deb has no vmlinux under usr/lib/debug"
+  mv "$found" "$dir/vmlinux.tmp"
   rm -rf "$dir/usr" "$dir/debs"
   mv "$dir/vmlinux.tmp" "$dir/vmlinux"
   dpkg-deb --showformat='${Package} ${Version}\n' -W "$deb" > "$dir/package.txt" 2>/dev/null \

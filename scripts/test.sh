@@ -13,7 +13,10 @@ cd "$(dirname "$0")/.."
 scripts/install-test-deps.sh
 DWARF2BTF_VMLINUX=$(scripts/fetch-kernel.sh)
 DWARF2BTF_MODULES=$(scripts/fetch-kernel.sh --modules)
-export DWARF2BTF_VMLINUX DWARF2BTF_MODULES
+# pahole 1.32 (Debian unstable's binary and libraries, run through unstable's loader): the
+# release whose output the tests compare with where they run pahole live.
+DWARF2BTF_PAHOLE_1_32=$(scripts/fetch-pahole-1.32.sh)
+export DWARF2BTF_VMLINUX DWARF2BTF_MODULES DWARF2BTF_PAHOLE_1_32
 # As root on Linux (CI), nothing may be skipped: DWARF2BTF_REQUIRE_KERNEL=1 turns a missing
 # reference input, a kernel refusing BPF_BTF_LOAD (EPERM/EACCES; tests/btf_load.rs,
 # tests/verify_kernel.rs) and a 6.1 boot giving no verdict (tests/kernel_61.rs) into failures

@@ -1,10 +1,12 @@
 //! Inputs whose DIEs reference other units (`src/dwarf/foreign.rs`): type units, dwz (with and
 //! without a supplementary file) and LTO (clang and gcc), built from one two-file program
-//! (`tests/fixtures/xunit`). Type units and dwz, which pahole cannot read, must give the BTF
-//! of the same program built plainly, by two judges: dwarf2btf's own `diff` against its BTF of
-//! the plain build, and — independent of dwarf2btf — Debian pahole's BTF of the plain build,
-//! both rendered by bpftool and `scripts/btf-canon.py` (`tests/common/judge.rs`). LTO, which
-//! pahole reads by merging every CU into one, must give Debian pahole's BTF, by that judge. Every test first checks that the input
+//! (`tests/fixtures/xunit`). Type units and dwz must give the BTF of the same program built
+//! plainly, by two judges: dwarf2btf's own `diff` against its BTF of the plain build, and —
+//! independent of dwarf2btf — Debian pahole's BTF of the plain build, both rendered by bpftool
+//! and `scripts/btf-canon.py` (`tests/common/judge.rs`); dwz output, which pahole 1.32 reads by
+//! merging every CU into one, must also give pahole 1.32's BTF of it, by that judge. LTO, which
+//! pahole reads by merging every CU into one, must give Debian pahole's BTF, by that judge.
+//! Every test first checks that the input
 //! really has what it is about, so that a compiler which ignores a flag cannot make it pass.
 
 mod common;
@@ -69,6 +71,21 @@ fn pahole_btf_of(input: &Path) -> PathBuf {
     run_ok(
         Command::new(oracle_pahole())
             .arg("--btf_gen_floats")
+            .arg(format!("--btf_encode_detached={}", out.display()))
+            .arg(input),
+    );
+    out
+}
+
+/// pahole 1.32's BTF of `input` with the kernel flags, as `INPUT.pahole-1.32.btf`. pahole
+/// 1.32 reads dwz output (`DW_FORM_GNU_ref_alt`, imported partial units) by merging every CU
+/// into one, so its types come in another order than dwarf2btf's per-CU one.
+fn pahole_1_32_btf_of(input: &Path) -> PathBuf {
+    let out = PathBuf::from(format!("{}.pahole-1.32.btf", input.display()));
+    run_ok(
+        Command::new(pahole_1_32())
+            .arg("-J")
+            .arg(KERNEL_FEATURES)
             .arg(format!("--btf_encode_detached={}", out.display()))
             .arg(input),
     );
@@ -155,6 +172,7 @@ fn dwz_gives_the_btf_of_the_input_before_dwz() {
         );
         assert_same_btf(&first_btf, &btf_of(&single));
         assert_same_by_bpftool(&pahole_btf_of(&first), &btf_of(&single));
+        assert_same_by_bpftool(&pahole_1_32_btf_of(&single), &btf_of(&single));
 
         // Two files and a supplementary one (-m), named relative to them (-M).
         let common = format!("common{version}.debug");
@@ -179,6 +197,8 @@ fn dwz_gives_the_btf_of_the_input_before_dwz() {
         assert_same_btf(&second_btf, &btf_of(&m2));
         assert_same_by_bpftool(&pahole_btf_of(&first), &btf_of(&m1));
         assert_same_by_bpftool(&pahole_btf_of(&second), &btf_of(&m2));
+        assert_same_by_bpftool(&pahole_1_32_btf_of(&m1), &btf_of(&m1));
+        assert_same_by_bpftool(&pahole_1_32_btf_of(&m2), &btf_of(&m2));
 
         // Without the supplementary file: one clear error, nothing written.
         let moved = dir.join(format!("{common}.away"));

@@ -79,7 +79,7 @@ fn conflicting_prototypes_are_inconsistent() {
     );
     assert!(
         skips.contains(
-            &"helper : skipping BTF encoding of function due to param count mismatch; 1 params != 2 params"
+            &"helper : skipping BTF encoding of function due to param count mismatch; 2 params != 1 params"
                 .into()
         ),
         "{skips:?}"

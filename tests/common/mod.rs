@@ -55,6 +55,33 @@ pub(crate) fn oracle_pahole() -> PathBuf {
     pahole
 }
 
+/// Debian unstable's pahole 1.32, the release whose output dwarf2btf reproduces: the wrapper
+/// `scripts/fetch-pahole-1.32.sh` makes (fetched once into the cache; `scripts/test.sh`
+/// fetches it before the tests and passes it as `DWARF2BTF_PAHOLE_1_32`), after checking
+/// that it reports v1.32.
+pub(crate) fn pahole_1_32() -> PathBuf {
+    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let path = match std::env::var_os("DWARF2BTF_PAHOLE_1_32") {
+            Some(p) => PathBuf::from(p),
+            None => {
+                let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fetch-pahole-1.32.sh");
+                let o = run_ok(&mut Command::new(script));
+                PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
+            }
+        };
+        let o = run_ok(Command::new(&path).arg("--version"));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).trim(),
+            "v1.32",
+            "{}",
+            path.display()
+        );
+        path
+    })
+    .clone()
+}
+
 /// How long one command a test runs may take before the test fails: `$DWARF2BTF_TEST_TIMEOUT`
 /// seconds, else 20 minutes (the longest, a 6.1 boot under software emulation, takes a few).
 fn command_timeout() -> std::time::Duration {
