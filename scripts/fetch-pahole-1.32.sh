@@ -7,6 +7,8 @@
 #   scripts/fetch-pahole-1.32.sh          # -> $DWARF2BTF_CACHE/pahole-1.32/pahole
 #   "$(scripts/fetch-pahole-1.32.sh)" --version    # v1.32
 #
+# The package's other tools (pfunct, btfdiff, ...) are in the same cache, under bin/, as
+# pahole's own test suite wants them (scripts/pahole-tests.sh).
 # The wrapper runs `ld-linux-x86-64.so.2 --library-path LIBS usr/bin/pahole "$@"` from the
 # unpacked tree, so the binary and every library it loads are unstable's, whatever the machine
 # runs (a Debian 12 machine's glibc is too old for it). Debian builds pahole 1.32 against its
@@ -53,15 +55,26 @@ LOADER=$ROOT/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
 [ -e "$LOADER" ] || die "libc6 from unstable has no ld-linux-x86-64.so.2"
 [ -x "$ROOT/usr/bin/pahole" ] || die "the pahole package has no usr/bin/pahole"
 
-cat > "$WRAPPER.tmp" <<EOF
+# bin/: a wrapper per ELF program of the package (pahole, pfunct, ...) and its scripts as they
+# are (btfdiff runs the pahole it finds on PATH: put bin/ first).
+rm -rf "${DIR:?}/bin"
+mkdir -p "$DIR/bin"
+for tool in "$ROOT"/usr/bin/*; do
+  name=$(basename "$tool")
+  if [ "$(head -c 4 "$tool" | od -An -tx1 | tr -d ' ')" = 7f454c46 ]; then
+    cat > "$DIR/bin/$name" <<EOF
 #!/bin/sh
-# Debian unstable's pahole $PAHOLE_VERSION through unstable's loader (scripts/fetch-pahole-1.32.sh).
-exec "$LOADER" --library-path "$ROOT/usr/lib/x86_64-linux-gnu:$ROOT/lib/x86_64-linux-gnu" "$ROOT/usr/bin/pahole" "\$@"
+# Debian unstable's $name (pahole $PAHOLE_VERSION) through unstable's loader (scripts/fetch-pahole-1.32.sh).
+exec "$LOADER" --library-path "$ROOT/usr/lib/x86_64-linux-gnu:$ROOT/lib/x86_64-linux-gnu" "$tool" "\$@"
 EOF
-chmod 0755 "$WRAPPER.tmp"
-got=$("$WRAPPER.tmp" --version) || die "the unpacked pahole does not run"
+    chmod 0755 "$DIR/bin/$name"
+  else
+    cp "$tool" "$DIR/bin/$name"
+  fi
+done
+got=$("$DIR/bin/pahole" --version) || die "the unpacked pahole does not run"
 [ "$got" = "v${PAHOLE_VERSION%%-*}" ] || die "the unpacked pahole reports $got, not v${PAHOLE_VERSION%%-*}"
-mv "$WRAPPER.tmp" "$WRAPPER"
+ln -sfn bin/pahole "$WRAPPER"
 {
   echo "pahole $PAHOLE_VERSION"
   for deb in "$DIR"/debs/*.deb; do dpkg-deb --showformat='${Package} ${Version}\n' -W "$deb"; done
