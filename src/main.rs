@@ -317,8 +317,7 @@ fn run_verify(
     base: Option<PathBuf>,
     version: Option<verify::KernelVersion>,
 ) -> Result<ExitCode> {
-    let data = std::fs::read(file).map_err(|e| Error::io(file, e))?;
-    let data = read::btf_bytes(file, &data)?;
+    let data = read::file_btf_bytes(file)?;
     let base = load_base(base)?;
     let target = version.map_or(verify::Target::OwnHeader, verify::Target::Kernel);
     let verdict = verify::judge(&data, base.as_ref(), target);
@@ -341,10 +340,7 @@ const SPLIT_HINT: &str = "  (its string section does not start with an empty str
 /// `verify --kernel`: the running kernel's verdict through `BPF_BTF_LOAD` (split BTF joined
 /// with its base, as the call takes no base).
 fn run_verify_kernel(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
-    let bytes = |path: &Path| -> Result<Vec<u8>> {
-        let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Ok(read::btf_bytes(path, &data)?.into_owned())
-    };
+    let bytes = read::file_btf_bytes;
     let data = bytes(file)?;
     let data = match base {
         Some(base) => kernel::join_split(&bytes(base)?, &data)?,

@@ -5,6 +5,7 @@
 //! caller states why its file holds still.
 
 use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
@@ -27,8 +28,25 @@ impl Mapped {
     /// bytes changing under them, or a `SIGBUS` from a truncated file, is undefined behaviour
     /// Rust cannot guard against. The map is private and read-only, so dwarf2btf itself never
     /// writes through it; the caller answers for everyone else.
+    ///
+    /// Only a regular file is mapped: it is opened without blocking (a FIFO would otherwise
+    /// wait for a writer) and a directory, FIFO, socket or device is refused with an error
+    /// saying so.
     pub unsafe fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let file = File::options()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        let kind = file.metadata().map_err(|e| Error::io(path, e))?.file_type();
+        if !kind.is_file() {
+            let e = if kind.is_dir() {
+                std::io::Error::from(std::io::ErrorKind::IsADirectory)
+            } else {
+                std::io::Error::other("is not a regular file (a FIFO, socket or device)")
+            };
+            return Err(Error::io(path, e));
+        }
         // SAFETY: the caller promises the file is not changed while the map lives (this
         // function's contract); the map is read-only, so nothing here writes through it.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;

@@ -501,3 +501,88 @@ fn missing_input_file() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out).contains("No such file"), "{}", text(&out));
 }
+
+/// An object whose `.gnu_debugaltlink` (dwz's supplementary file) names `target`, relative to
+/// the object's directory.
+fn with_altlink(name: &str, target: &str) -> PathBuf {
+    let obj = compile(
+        name,
+        "int shared_counter;\nint get(void) { return shared_counter; }\n",
+        "gcc",
+        &["-g"],
+    );
+    let link = obj.with_extension("altlink");
+    let mut content = target.as_bytes().to_vec();
+    content.push(0);
+    content.extend_from_slice(&[0xab; 20]); // a build ID
+    std::fs::write(&link, content).unwrap();
+    run_ok(
+        Command::new(tool("objcopy"))
+            .arg(format!(
+                "--add-section=.gnu_debugaltlink={}",
+                link.display()
+            ))
+            .arg(&obj),
+    );
+    std::fs::remove_file(link).unwrap();
+    obj
+}
+
+/// A supplementary file is never followed further: an object naming itself (whose own
+/// `.gnu_debugaltlink` names itself again) is read once, not recursed into until the stack
+/// overflows, and encodes as the object it is.
+#[test]
+fn supplementary_file_naming_itself() {
+    let obj = with_altlink("selflink.c", "selflink.o");
+    let out = obj.with_extension("btf");
+    let o = encode(&obj, &out, &[KERNEL_FEATURES]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = run(Command::new(bin()).arg("verify").arg(&out));
+    assert!(v.status.success(), "{}", text(&v));
+}
+
+/// A supplementary file must be a regular file: a FIFO there is refused at once, with one
+/// line naming it, instead of hanging the run on a read that never ends.
+#[test]
+fn supplementary_file_that_is_a_fifo() {
+    let obj = with_altlink("fifolink.c", "fifo.debug");
+    let fifo = obj.with_file_name("fifo.debug");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    assert_clean_failure(&obj, "is not a regular file");
+}
+
+/// What is not a regular file is refused with one line saying what it is, by the encoder and
+/// by the subcommands that read BTF: a directory, a FIFO (which would block the read) and a
+/// device (`/dev/zero` would be read until memory runs out).
+#[test]
+fn inputs_that_are_not_regular_files() {
+    let dir = scratch("bad_not_regular");
+    let fifo = dir.join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let out = dir.join("out.btf");
+    let cases = [
+        (dir.as_path(), "is a directory"),
+        (fifo.as_path(), "is not a regular file"),
+        (Path::new("/dev/zero"), "is not a regular file"),
+    ];
+    for (input, expect) in cases {
+        let encoder = encode_command(input, &out, &[]);
+        let mut verify = Command::new(bin());
+        verify.arg("verify").arg(input);
+        let mut dump = Command::new(bin());
+        dump.arg("dump").arg(input);
+        for mut cmd in [encoder, verify, dump] {
+            let o = run(&mut cmd);
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{cmd:?}: {stderr}");
+            assert_eq!(stderr.trim_end().lines().count(), 1, "{cmd:?}: {stderr}");
+            assert!(stderr.contains(expect), "{cmd:?}: {stderr}");
+        }
+        assert!(!out.exists());
+    }
+}

@@ -143,22 +143,49 @@ pub fn read_base(path: &Path) -> Result<Arc<Btf>> {
 
 /// Reads BTF from `path`: raw BTF, or the `.BTF` section of an ELF file.
 pub fn read_file(path: &Path, base: Option<Arc<Btf>>) -> Result<Btf> {
+    parse(&file_btf_bytes(path)?, base)
+}
+
+/// The BTF bytes of the file at `path`: all of it when it is raw BTF, its `.BTF` section
+/// when it is an ELF file. Only a regular file is read (a directory, FIFO or device is an
+/// error, not an endless read).
+pub fn file_btf_bytes(path: &Path) -> Result<Vec<u8>> {
     // Mapped where the file allows it: a base vmlinux is hundreds of MiB, of which only .BTF
     // is wanted. sysfs (/sys/kernel/btf/vmlinux) refuses mmap, so such files are read.
-    // SAFETY: the map lives only until `parse` has copied the BTF out of it, and a BTF file
-    // being read is not rewritten meanwhile: a precondition the project accepts (pahole and
-    // bpftool map or read the same files with the same exposure); dwarf2btf's own writes go
-    // to a temporary file renamed over the target, never into a mapped inode.
+    // SAFETY: the map lives only until `btf_bytes` has copied the BTF out of it, and a BTF
+    // file being read is not rewritten meanwhile: a precondition the project accepts (pahole
+    // and bpftool map or read the same files with the same exposure); dwarf2btf's own writes
+    // go to a temporary file renamed over the target, never into a mapped inode.
     let mapped = unsafe { Mapped::open(path) };
     let read;
-    let data = match &mapped {
-        Ok(m) => m.bytes(),
-        Err(_) => {
-            read = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let data = match mapped {
+        Ok(ref m) => m.bytes(),
+        Err(e) => {
+            read = match read_unmappable(path) {
+                Some(bytes) => bytes?,
+                None => return Err(e),
+            };
             &read[..]
         }
     };
-    parse(&btf_bytes(path, data)?, base)
+    Ok(btf_bytes(path, data)?.into_owned())
+}
+
+/// The bytes of a regular file that refuses mmap (sysfs), at most as many as its size says;
+/// `None` when `path` is not such a file (the map's error then stands).
+fn read_unmappable(path: &Path) -> Option<Result<Vec<u8>>> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mut out = Vec::new();
+    Some(
+        std::fs::File::open(path)
+            .and_then(|f| f.take(meta.len()).read_to_end(&mut out))
+            .map(|_| out)
+            .map_err(|e| Error::io(path, e)),
+    )
 }
 
 /// The BTF in the bytes of the file at `path`: all of them when they are raw BTF, the `.BTF`

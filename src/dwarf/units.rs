@@ -40,14 +40,25 @@ pub struct DebugSections<'a> {
 }
 
 impl<'a> DebugSections<'a> {
-    /// Loads the debug sections of `elf`; `None` when it has no `.debug_info`.
+    /// Loads the debug sections of `elf`, and of the supplementary file its
+    /// `.gnu_debugaltlink` names; `None` when it has no `.debug_info`.
     pub fn load(elf: &Elf<'a>) -> Result<Option<Self>> {
-        let Some(info) = elf.debug_section(".debug_info")? else {
+        if elf.debug_section(".debug_info")?.is_none() {
             return Ok(None);
-        };
+        }
         let sup = match elf.section_data(".gnu_debugaltlink")? {
             Some(link) => Some(Box::new(load_sup(elf.path(), &link)?)),
             None => None,
+        };
+        Self::load_own(elf, sup)
+    }
+
+    /// Loads the debug sections of `elf` itself, with `sup` as its supplementary file's. A
+    /// supplementary file's own `.gnu_debugaltlink` is not followed: dwz writes none, and a
+    /// file naming itself (or a chain of them) would otherwise be read without end.
+    fn load_own(elf: &Elf<'a>, sup: Option<Box<DebugSections<'static>>>) -> Result<Option<Self>> {
+        let Some(info) = elf.debug_section(".debug_info")? else {
+            return Ok(None);
         };
         let get = |name: &str| -> Result<Cow<'a, [u8]>> {
             Ok(elf.debug_section(name)?.unwrap_or(Cow::Borrowed(&[])))
@@ -182,7 +193,7 @@ fn load_sup(input: &Path, link: &[u8]) -> Result<DebugSections<'static>> {
     // never writes it.
     let mapped = unsafe { Mapped::open(&path) }.map_err(why)?;
     let elf = Elf::parse(&mapped).map_err(why)?;
-    let sections = DebugSections::load(&elf).map_err(why)?;
+    let sections = DebugSections::load_own(&elf, None).map_err(why)?;
     let sections = sections.ok_or_else(|| {
         why(Error::BadDwarf {
             path: path.clone(),
