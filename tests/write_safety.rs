@@ -303,6 +303,12 @@ fn check_durable_order(calls: &[String], tmp_marker: &str, target: &Path, mode: 
         "temporary file",
     );
     assert!(calls[open].contains("O_EXCL"), "{}", calls[open]);
+    // Readable by its owner alone while it is written: it may copy a file others cannot read.
+    assert!(
+        calls[open].ends_with(&format!(", 0600) = {}", fd_of(&calls[open]))),
+        "{}",
+        calls[open]
+    );
     let fd = fd_of(&calls[open]);
     let mut at = open;
     if let Some(mode) = mode {
@@ -513,4 +519,84 @@ fn symlinked_outputs_write_their_targets() {
         before,
         "the link's target was not rewritten"
     );
+}
+
+/// A new output gets the mode `open(O_CREAT, 0666)` would give it under the caller's umask,
+/// once written (the temporary file is 0600 until then: see check_durable_order).
+#[test]
+fn new_outputs_follow_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("write_umask");
+    let input = dir.join("input.o");
+    std::fs::write(&input, input_bytes()).unwrap();
+    for (umask, mode) in [("022", 0o644), ("027", 0o640), ("077", 0o600)] {
+        let out = dir.join(format!("new-{umask}.btf"));
+        let script =
+            format!("umask {umask} && exec \"$0\" -J --btf_encode_detached=\"$1\" \"$2\"",);
+        let o = run(Command::new("sh")
+            .args(["-c", &script])
+            .arg(bin())
+            .arg(&out)
+            .arg(&input));
+        assert!(o.status.success(), "{}", text(&o));
+        let got = std::fs::metadata(&out).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(got, mode, "umask {umask}");
+    }
+}
+
+/// Outputs that are not regular files are written in place, as pahole writes them, never
+/// replaced by a renamed file: standard output into a pipe (`/dev/stdout`), a FIFO, a
+/// character device (a `mknod` of /dev/null's numbers, as root); a directory is refused.
+#[test]
+fn outputs_that_are_not_regular_files_are_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("write_special");
+    let input = dir.join("input.o");
+    std::fs::write(&input, input_bytes()).unwrap();
+    let plain = dir.join("plain.btf");
+    encode_over(&input, &plain);
+    let expected = std::fs::read(&plain).unwrap();
+
+    let o = run(Command::new(bin())
+        .arg("--btf_encode_detached=/dev/stdout")
+        .arg(&input));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(o.stdout, expected, "/dev/stdout into a pipe");
+
+    let fifo = dir.join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    encode_over(&input, &fifo);
+    assert_eq!(reader.join().unwrap(), expected, "through the FIFO");
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+
+    if root_or_skip("outputs_that_are_not_regular_files_are_written_in_place: mknod") {
+        let null = dir.join("null");
+        let made = Command::new("mknod")
+            .arg(&null)
+            .args(["c", "1", "3"])
+            .status();
+        assert!(made.unwrap().success());
+        encode_over(&input, &null);
+        assert!(std::fs::symlink_metadata(&null)
+            .unwrap()
+            .file_type()
+            .is_char_device());
+    }
+
+    let o = run(Command::new(bin())
+        .arg(format!("--btf_encode_detached={}", dir.display()))
+        .arg(&input));
+    one_error_line(&o, "is a directory");
+    assert!(temp_files(&dir).is_empty(), "{:?}", temp_files(&dir));
 }

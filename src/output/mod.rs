@@ -7,13 +7,15 @@
 //!
 //! A target reached through symlinks is written where they lead (a dangling one creates its
 //! target); a target with other hard links is refused, since the rename would leave the
-//! other names with the old contents.
+//! other names with the old contents. A target that is a device, FIFO or socket is written
+//! in place (nothing could be renamed over it without replacing the node). The temporary
+//! file is readable by its owner alone until it is complete and given its mode.
 
 pub mod elf;
 
 use std::fs::{File, Metadata, OpenOptions, Permissions};
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -22,6 +24,17 @@ use crate::error::{Error, Result};
 /// leaves a partial file behind and a reader never sees one. An existing `path` keeps its
 /// mode and owner ([`Keep`]); a symlink is written through, not replaced.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    // A device, FIFO or socket (/dev/null, /dev/stdout into a pipe) is written in place, as
+    // pahole writes it: renaming a file over it would replace the node. The kernel resolves
+    // the symlinks here (/dev/stdout leads through /proc/self/fd/1, no path).
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => {
+            let e = std::io::Error::from(std::io::ErrorKind::IsADirectory);
+            return Err(Error::io(path, e));
+        }
+        Ok(m) if !m.is_file() => return write_in_place(path, bytes),
+        _ => {}
+    }
     let path = through_symlinks(path).map_err(|e| Error::io(path, e))?;
     let keep = match std::fs::metadata(&path) {
         Ok(meta) => Some(Keep::of(&meta).map_err(|e| Error::io(&path, e))?),
@@ -37,6 +50,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         return Err(Error::io(&path, e));
     }
     Ok(())
+}
+
+/// Writes `bytes` into the existing node at `path`, which is not a regular file.
+fn write_in_place(path: &Path, bytes: &[u8]) -> Result<()> {
+    OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(bytes))
+        .map_err(|e| Error::io(path, e))
 }
 
 /// Where `path` leads through any symlinks, the last of which may dangle (its target is
@@ -123,10 +146,29 @@ fn parent(path: &Path) -> &Path {
 }
 
 /// A new temporary file at `tmp`: one left by a killed process of the same id is removed
-/// first, and the file is created exclusively (never through a symlink someone put there).
+/// first, and the file is created exclusively (never through a symlink someone put there)
+/// and readable by its owner alone until [`commit`] gives it its final mode: it may hold a
+/// copy of a file others may not read.
 pub(crate) fn create_temp(tmp: &Path) -> std::io::Result<File> {
     let _ = std::fs::remove_file(tmp);
-    OpenOptions::new().write(true).create_new(true).open(tmp)
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(tmp)
+}
+
+/// The mode a new file gets from `open(O_CREAT, 0666)`: 0666 less the process's umask
+/// (read from /proc; 022 where it cannot be).
+fn new_file_mode() -> u32 {
+    let umask = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("Umask:"))?;
+            u32::from_str_radix(line["Umask:".len()..].trim(), 8).ok()
+        })
+        .unwrap_or(0o022);
+    0o666 & !umask
 }
 
 /// Finishes a temporary file: gives it what `keep` says, flushes it to disk, renames it over
@@ -137,8 +179,9 @@ pub(crate) fn commit(
     path: &Path,
     keep: Option<&Keep>,
 ) -> std::io::Result<()> {
-    if let Some(keep) = keep {
-        keep.apply(&file)?;
+    match keep {
+        Some(keep) => keep.apply(&file)?,
+        None => file.set_permissions(Permissions::from_mode(new_file_mode()))?,
     }
     file.sync_all()?;
     drop(file);
