@@ -546,9 +546,7 @@ fn supplementary_file_naming_itself() {
 #[test]
 fn supplementary_file_that_is_a_fifo() {
     let obj = with_altlink("fifolink.c", "fifo.debug");
-    let fifo = obj.with_file_name("fifo.debug");
-    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
-    assert!(made.success());
+    mkfifo(&obj.with_file_name("fifo.debug"));
     assert_clean_failure(&obj, "is not a regular file");
 }
 
@@ -558,12 +556,7 @@ fn supplementary_file_that_is_a_fifo() {
 #[test]
 fn inputs_that_are_not_regular_files() {
     let dir = scratch("bad_not_regular");
-    let fifo = dir.join("fifo");
-    assert!(Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    let fifo = mkfifo(&dir.join("fifo"));
     let out = dir.join("out.btf");
     let cases = [
         (dir.as_path(), "is a directory"),

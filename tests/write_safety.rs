@@ -563,12 +563,7 @@ fn outputs_that_are_not_regular_files_are_written_in_place() {
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(o.stdout, expected, "/dev/stdout into a pipe");
 
-    let fifo = dir.join("fifo");
-    assert!(Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    let fifo = mkfifo(&dir.join("fifo"));
     let reader = {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read(fifo).unwrap())

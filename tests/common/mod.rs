@@ -55,6 +55,12 @@ pub(crate) fn oracle_pahole() -> PathBuf {
     pahole
 }
 
+/// Makes a FIFO at `path`; returns the path.
+pub(crate) fn mkfifo(path: &Path) -> PathBuf {
+    run_ok(Command::new("mkfifo").arg(path));
+    path.to_path_buf()
+}
+
 /// Debian unstable's pahole 1.32, the release whose output dwarf2btf reproduces: the wrapper
 /// `scripts/fetch-pahole-1.32.sh` makes (fetched once into the cache; `scripts/test.sh`
 /// fetches it before the tests and passes it as `DWARF2BTF_PAHOLE_1_32`), after checking
