@@ -437,34 +437,74 @@ fn rewriting_as_root_keeps_owner_group_and_mode() {
     assert_eq!(ownership(&out), (0o2640, NOBODY, 0), "detached");
 }
 
-/// Run as another user on a set-user-ID root file in a directory that user may write to,
-/// the rewritten file cannot stay root's: it is the user's, and without the set-user-ID and
-/// set-group-ID bits (else it would run as that user with contents of their choosing, as
-/// `install` and objcopy also avoid).
-#[test]
-fn rewriting_as_another_user_drops_the_set_id_bits() {
+/// A directory `NOBODY` can reach whatever directory the checkout lies in (a fresh clone
+/// under `mktemp -d` is 0700), holding a copy of the binary for it to run: removed on drop.
+fn reachable_by_nobody() -> (tempfile::TempDir, PathBuf) {
     use std::os::unix::fs::PermissionsExt;
-    if !root_or_skip("rewriting_as_another_user_drops_the_set_id_bits") {
+    let dir = tempfile::Builder::new()
+        .prefix("dwarf2btf-nobody.")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let copy = dir.path().join("dwarf2btf");
+    std::fs::copy(bin(), &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, copy)
+}
+
+/// Runs `bin` with `args` as `NOBODY` (setpriv, no supplementary groups).
+fn as_nobody(bin: &Path, args: &[&std::ffi::OsStr]) -> Output {
+    run(Command::new(tool("setpriv"))
+        .arg(format!("--reuid={NOBODY}"))
+        .arg(format!("--regid={NOBODY}"))
+        .arg("--clear-groups")
+        .arg(bin)
+        .args(args))
+}
+
+/// Run as another user, dwarf2btf writes only what that user may open for writing, as pahole
+/// does (`open(O_WRONLY)`): root's file and the user's own read-only file are refused, in
+/// place and as a detached output, and keep their bytes, owner and mode, although the
+/// directory would let the user rename over them. A file the user may write is rewritten, and
+/// a set-group-ID bit for a group the user cannot give it is dropped.
+#[test]
+fn rewriting_as_another_user_needs_write_access_and_drops_the_set_id_bits() {
+    if !root_or_skip("rewriting_as_another_user_needs_write_access_and_drops_the_set_id_bits") {
         return;
     }
-    let dir = scratch("write_owner_user");
-    populate(&dir);
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let input = dir.join("input.o");
-    set_ownership(&input, (0o6755, 0, 0));
-    let as_nobody = |cmd: &mut Command| -> Output {
-        let mut wrapped = Command::new(tool("setpriv"));
-        wrapped
-            .arg(format!("--reuid={NOBODY}"))
-            .arg(format!("--regid={NOBODY}"))
-            .arg("--clear-groups")
-            .arg(cmd.get_program())
-            .args(cmd.get_args());
-        run(&mut wrapped)
-    };
-    let o = as_nobody(Command::new(bin()).arg("-J").arg(&input));
+    let (dir, bin) = reachable_by_nobody();
+    let dir = dir.path();
+    let roots = dir.join("roots.o");
+    let own_read_only = dir.join("read-only.o");
+    let out = dir.join("out.btf");
+    let own = dir.join("own.o");
+    for f in [&roots, &own_read_only, &own] {
+        std::fs::write(f, input_bytes()).unwrap();
+    }
+    std::fs::write(&out, b"root's output\n").unwrap();
+    set_ownership(&roots, (0o644, 0, 0));
+    set_ownership(&out, (0o644, 0, 0));
+    set_ownership(&own_read_only, (0o444, NOBODY, NOBODY));
+    set_ownership(&own, (0o2755, NOBODY, 0));
+    let detached = format!("--btf_encode_detached={}", out.display());
+    let refused: [(&Path, Vec<&std::ffi::OsStr>); 3] = [
+        (&roots, vec!["-J".as_ref(), roots.as_os_str()]),
+        (
+            &own_read_only,
+            vec!["-J".as_ref(), own_read_only.as_os_str()],
+        ),
+        (&out, vec![detached.as_ref(), own.as_os_str()]),
+    ];
+    for (target, args) in refused {
+        let before = (std::fs::read(target).unwrap(), ownership(target));
+        let o = as_nobody(&bin, &args);
+        one_error_line(&o, "Permission denied");
+        assert_eq!((std::fs::read(target).unwrap(), ownership(target)), before);
+    }
+    let o = as_nobody(&bin, &["-J".as_ref(), own.as_os_str()]);
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(ownership(&input), (0o755, NOBODY, NOBODY));
+    assert_eq!(ownership(&own), (0o755, NOBODY, NOBODY));
+    assert!(temp_files(dir).is_empty(), "{:?}", temp_files(dir));
 }
 
 /// A file with other hard links is not rewritten (the rename would give this name new

@@ -37,6 +37,7 @@ const SHN_XINDEX: u16 = 0xffff;
 pub fn write_sections(path: &Path, sections: &[(&str, &[u8])]) -> Result<()> {
     // Write beside the file itself, not beside a symlink to it.
     let path = std::fs::canonicalize(path).map_err(|e| Error::io(path, e))?;
+    super::may_write(&path).map_err(|e| Error::io(&path, e))?;
     let mut input = File::open(&path).map_err(|e| Error::io(&path, e))?;
     let meta = input.metadata().map_err(|e| Error::io(&path, e))?;
     let keep = super::Keep::of(&meta).map_err(|e| Error::io(&path, e))?;

@@ -37,7 +37,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     let path = through_symlinks(path).map_err(|e| Error::io(path, e))?;
     let keep = match std::fs::metadata(&path) {
-        Ok(meta) => Some(Keep::of(&meta).map_err(|e| Error::io(&path, e))?),
+        Ok(meta) => {
+            may_write(&path).map_err(|e| Error::io(&path, e))?;
+            Some(Keep::of(&meta).map_err(|e| Error::io(&path, e))?)
+        }
         Err(_) => None,
     };
     let tmp = temp_path(&path, "tmp");
@@ -60,6 +63,13 @@ fn write_in_place(path: &Path, bytes: &[u8]) -> Result<()> {
         .open(path)
         .and_then(|mut f| f.write_all(bytes))
         .map_err(|e| Error::io(path, e))
+}
+
+/// Whether this process may write the existing file at `path`, as `open(O_WRONLY)` decides
+/// (pahole writes its outputs so): the rename would replace a file its permissions protect,
+/// a read-only one or someone else's in a directory this user may write.
+pub(crate) fn may_write(path: &Path) -> std::io::Result<()> {
+    OpenOptions::new().write(true).open(path).map(drop)
 }
 
 /// Where `path` leads through any symlinks, the last of which may dangle (its target is
