@@ -86,6 +86,15 @@ pub enum Error {
     /// The command line asks for something invalid; the text is the message shown.
     #[error("{0}")]
     Usage(String),
+    /// A base BTF (`--btf_base`, `--base`) that cannot be read or that breaks the kernel's
+    /// rules: split BTF built on it would be as broken.
+    #[error("{path}: not usable as base BTF: {reason}")]
+    BadBase {
+        /// The base file.
+        path: PathBuf,
+        /// What is wrong with it (the first problem, and how many more).
+        reason: String,
+    },
     /// An encoding worker ended without sending the chunk of a batch it had claimed (it
     /// panicked, or the merge stopped listening).
     #[error("an encoding worker stopped before batch {batch} was done")]

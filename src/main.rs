@@ -301,7 +301,7 @@ fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
 
 /// Reads a base BTF, its strings indexed so that split BTF reuses them.
 fn load_base(base: Option<PathBuf>) -> Result<Option<Arc<Btf>>> {
-    base.as_deref().map(read::read_base).transpose()
+    base.as_deref().map(verify::read_base).transpose()
 }
 
 /// Writes to stdout; a reader that went away (`| head`) ends the output quietly.

@@ -30,7 +30,7 @@ use std::time::Instant;
 use crate::btf::distill::distill_base;
 use crate::btf::store::Store;
 use crate::btf::write::HeaderForm;
-use crate::btf::{read, write, Btf};
+use crate::btf::{write, Btf};
 use crate::config::Design;
 use crate::config::{Config, Output};
 use crate::dedup::{dedup_store, store_with_base, DedupOptions};
@@ -129,7 +129,11 @@ pub struct Input {
 impl Input {
     /// Reads `config.base` and maps `config.input`.
     pub fn open(config: &Config) -> Result<Self> {
-        let base = config.base.as_deref().map(read::read_base).transpose()?;
+        let base = config
+            .base
+            .as_deref()
+            .map(crate::btf::verify::read_base)
+            .transpose()?;
         // SAFETY: the input is not modified during the run, a precondition the project
         // accepts (pahole's libelf reads the same file under the same exposure); the in-place
         // output (`output::elf`) writes a temporary file and renames it over the input, so

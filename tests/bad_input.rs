@@ -579,3 +579,66 @@ fn inputs_that_are_not_regular_files() {
         assert!(!out.exists());
     }
 }
+
+/// Raw BTF with a 24-byte header around `types` (words) and `strings`.
+fn raw_btf(types: &[u32], strings: &[u8]) -> Vec<u8> {
+    let type_len = (types.len() * 4) as u32;
+    let mut out = vec![0x9f, 0xeb, 1, 0];
+    for word in [24, 0, type_len, type_len, strings.len() as u32] {
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    types
+        .iter()
+        .for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+    out.extend_from_slice(strings);
+    out
+}
+
+/// A base BTF is validated like any BTF before split BTF is built on it: string offsets past
+/// the strings, an unterminated string section and a loop of typedefs are each refused with
+/// one line naming the base, by the encoder (`--btf_base`) and by `verify --base`, which
+/// said "valid BTF" of split BTF on such a base.
+#[test]
+fn broken_bases_are_refused() {
+    const INT: u32 = 1 << 24; // BTF_KIND_INT, vlen 0
+    const TYPEDEF: u32 = 8 << 24;
+    let int = |name: u32| [name, INT, 4, 32];
+    let dir = scratch("bad_base");
+    let good = raw_btf(&int(1), b"\0int\0");
+    let bases = [
+        ("offset", raw_btf(&int(400), b"\0int\0")),
+        ("unterminated", raw_btf(&int(1), b"\0int")),
+        ("loop", raw_btf(&[1, TYPEDEF, 2, 1, TYPEDEF, 1], b"\0t\0")),
+    ];
+    let obj = compile(
+        "on_base.c",
+        "int on_base(int x) { return x + 1; }\n",
+        "gcc",
+        &["-g"],
+    );
+    let good_path = dir.join("good.btf");
+    std::fs::write(&good_path, &good).unwrap();
+    let split = dir.join("split.btf");
+    let base_flag = |p: &Path| format!("--btf_base={}", p.display());
+    let o = encode(&obj, &split, &[&base_flag(&good_path)]);
+    assert!(o.status.success(), "{}", text(&o));
+    for (name, bytes) in bases {
+        let base = dir.join(format!("{name}.btf"));
+        std::fs::write(&base, bytes).unwrap();
+        let out = dir.join(format!("{name}.out.btf"));
+        let encoder = encode_command(&obj, &out, &[&base_flag(&base)]);
+        let mut verify = Command::new(bin());
+        verify.arg("verify").arg("--base").arg(&base).arg(&split);
+        for mut cmd in [encoder, verify] {
+            let o = run(&mut cmd);
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{name}: {}", text(&o));
+            assert_eq!(stderr.trim_end().lines().count(), 1, "{name}: {stderr}");
+            assert!(
+                stderr.contains("not usable as base BTF"),
+                "{name}: {stderr}"
+            );
+        }
+        assert!(!out.exists(), "{name}: an output was written");
+    }
+}

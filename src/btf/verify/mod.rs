@@ -131,6 +131,26 @@ impl fmt::Display for Problem {
     }
 }
 
+/// Reads a base BTF (`--btf_base`, `--base`) and refuses it, with its first problem, unless
+/// it passes the checks any BTF gets here: string offsets within the strings, a terminated
+/// string section, no reference loops, ... (split BTF built on a broken base is broken too).
+pub fn read_base(path: &std::path::Path) -> crate::error::Result<Arc<Btf>> {
+    let bad = |reason: String| crate::error::Error::BadBase {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let base = crate::btf::read::read_base(path).map_err(|e| match e {
+        crate::error::Error::Io { .. } => e,
+        other => bad(other.to_string()),
+    })?;
+    let problems = verify(&base);
+    match problems.first() {
+        None => Ok(base),
+        Some(first) if problems.len() == 1 => Err(bad(first.to_string())),
+        Some(first) => Err(bad(format!("{first} (and {} more)", problems.len() - 1))),
+    }
+}
+
 /// Checks raw BTF bytes judged on their own header ([`Target::OwnHeader`]): header,
 /// sections, then every type (meta and resolve checks).
 ///
