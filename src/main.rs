@@ -219,6 +219,8 @@ fn feature_args<'m>(matches: &'m ArgMatches) -> Vec<FeatureArg<'m>> {
 }
 
 fn main() -> ExitCode {
+    // A fatal signal removes an output's temporary file; a truncated input gets one line.
+    dwarf2btf::output::signals::install();
     let matches = match command().try_get_matches_from(attach_jobs_values(std::env::args_os())) {
         Ok(m) => m,
         Err(e) => {

@@ -172,76 +172,39 @@ fn read_only_directory() {
     check_failed_writes(&fs.0, "Read-only file system", &|c| run(c));
 }
 
-/// SIGKILL at different moments after the temporary file appeared, on an input padded to
-/// 64 MB (so that writing takes a while): the input is always either byte-identical to the
-/// original or the complete new file — never anything in between — and what may be left
-/// beside it is only a file named as a temporary file.
+/// SIGKILL, which no process can act on, while the temporary file is complete and its flush
+/// held back (strace's delay injection, so the moment does not depend on how fast the copy
+/// is): the input is byte-identical to the original, and what is left beside it is only a file
+/// named as a temporary file. A run let finish gives the complete new file and nothing else.
 #[test]
 fn killed_while_writing() {
-    let dir = scratch("write_killed");
-    let pad = dir.join("pad");
-    std::fs::write(&pad, vec![0x5au8; 64 << 20]).unwrap();
-    let original_path = dir.join("original.o");
-    let fx = fixtures().iter().find(|f| f.name == "gcc-O2-g").unwrap();
-    run_ok(
-        Command::new(tool("objcopy"))
-            .arg(format!("--add-section=.pad={}", pad.display()))
-            .arg(&fx.path)
-            .arg(&original_path),
-    );
-    std::fs::remove_file(&pad).unwrap();
-    let original = std::fs::read(&original_path).unwrap();
-    // The complete result, for comparison.
+    let what = "killed_while_writing";
     let work = scratch("write_killed_run");
     let target = work.join("big.o");
+    let original = input_bytes();
     std::fs::write(&target, &original).unwrap();
     run_ok(Command::new(bin()).arg("-J").arg(&target));
     let complete = std::fs::read(&target).unwrap();
     assert!(complete != original);
+    assert_eq!(temp_files(&work), Vec::<String>::new());
 
-    let mut killed_while_writing = 0;
-    for delay_us in [0u64, 200, 1_000, 5_000, 20_000, 50_000, 100_000] {
-        std::fs::write(&target, &original).unwrap();
-        let mut child = Command::new(bin()).arg("-J").arg(&target).spawn().unwrap();
-        let tmp_prefix = ".big.o.btf.";
-        let start = Instant::now();
-        // Wait for the temporary file, then kill after the delay.
-        loop {
-            if !temp_files(&work).is_empty() {
-                break;
-            }
-            if child.try_wait().unwrap().is_some() || start.elapsed() > Duration::from_secs(60) {
-                break;
-            }
-            std::thread::sleep(Duration::from_micros(100));
-        }
-        std::thread::sleep(Duration::from_micros(delay_us));
-        let _ = child.kill();
-        let status = child.wait().unwrap();
-        let after = std::fs::read(&target).unwrap();
-        let leftovers = temp_files(&work);
-        if status.signal() == Some(9) {
-            assert!(
-                after == original || after == complete,
-                "killed {delay_us} us after the temporary file appeared: the input is neither the original nor the result"
-            );
-            if after == original {
-                killed_while_writing += 1;
-            }
-            for name in &leftovers {
-                assert!(name.starts_with(tmp_prefix), "{name} left after SIGKILL");
-                std::fs::remove_file(work.join(name)).unwrap();
-            }
-        } else {
-            assert!(status.success(), "{status}");
-            assert!(after == complete, "a finished run left something else");
-            assert_eq!(leftovers, Vec::<String>::new());
-        }
-    }
-    assert!(
-        killed_while_writing >= 2,
-        "only {killed_while_writing} runs were killed while writing: the check proved little"
+    std::fs::write(&target, &original).unwrap();
+    let args = ["-J".as_ref(), target.as_os_str()];
+    let Some(mut child) = held_at(what, "fsync:delay_enter=2000000", None, &args) else {
+        return;
+    };
+    let pid = writer_of_temp_file(&work);
+    // SAFETY: kill has no memory-safety preconditions.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
+    assert_eq!(
+        std::fs::read(&target).unwrap(),
+        original,
+        "the input changed"
     );
+    let leftovers = temp_files(&work);
+    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+    assert!(leftovers[0].starts_with(".big.o.btf."), "{leftovers:?}");
 }
 
 /// What `strace` saw of one run: the calls that make a write durable, in order.
@@ -634,4 +597,133 @@ fn outputs_that_are_not_regular_files_are_written_in_place() {
         .arg(&input));
     one_error_line(&o, "is a directory");
     assert!(temp_files(&dir).is_empty(), "{:?}", temp_files(&dir));
+}
+
+/// Runs dwarf2btf with `args` under strace, with `inject` (strace's fault injection, e.g.
+/// `fsync:delay_enter=2000000`) applied to the calls on `path` only, when given; returns the
+/// child, or `None` (recorded as a skip) when ptrace is not permitted here.
+fn held_at(
+    what: &str,
+    inject: &str,
+    path: Option<&Path>,
+    args: &[&std::ffi::OsStr],
+) -> Option<std::process::Child> {
+    let probe = run(Command::new(tool("strace")).args(["-o", "/dev/null", "true"]));
+    if !probe.status.success() {
+        record_skip(&format!(
+            "{what}: strace cannot trace here: {}",
+            text(&probe).trim()
+        ));
+        return None;
+    }
+    let syscall = inject.split(':').next().unwrap();
+    let mut strace = Command::new(tool("strace"));
+    strace.args(["-f", "-o", "/dev/null"]);
+    if let Some(path) = path {
+        strace.arg("-P").arg(path);
+    }
+    let child = strace
+        .arg(format!("--trace={syscall}"))
+        .arg(format!("--inject={inject}"))
+        .arg(bin())
+        .args(args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    Some(child)
+}
+
+/// Waits until a temporary file appears in `dir`; returns the id of the process that made it
+/// (its name ends in that id).
+fn writer_of_temp_file(dir: &Path) -> i32 {
+    let start = Instant::now();
+    loop {
+        if let Some(name) = temp_files(dir).first() {
+            return name.rsplit('.').next().unwrap().parse().unwrap();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no temporary file appeared"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// SIGINT, SIGTERM or SIGHUP while the temporary file exists (its flush held back, so the
+/// timing is certain): the process removes the file and dies of the signal, leaving the
+/// input as it was, in place and detached.
+#[test]
+fn signals_remove_the_temporary_file() {
+    let what = "signals_remove_the_temporary_file";
+    let dir = scratch("write_signals");
+    let input = dir.join("input.o");
+    let out = dir.join("out.btf");
+    let detached = format!("--btf_encode_detached={}", out.display());
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        for in_place in [true, false] {
+            std::fs::write(&input, input_bytes()).unwrap();
+            let _ = std::fs::remove_file(&out);
+            let args: Vec<&std::ffi::OsStr> = if in_place {
+                vec!["-J".as_ref(), input.as_os_str()]
+            } else {
+                vec![detached.as_ref(), input.as_os_str()]
+            };
+            let Some(mut child) = held_at(what, "fsync:delay_enter=2000000", None, &args) else {
+                return;
+            };
+            let pid = writer_of_temp_file(&dir);
+            // SAFETY: kill has no memory-safety preconditions.
+            assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+            let status = child.wait().unwrap();
+            assert_eq!(
+                status.signal(),
+                Some(sig),
+                "signal {sig}, in place: {in_place}"
+            );
+            assert_eq!(temp_files(&dir), Vec::<String>::new(), "signal {sig}");
+            assert_eq!(
+                std::fs::read(&input).unwrap(),
+                input_bytes(),
+                "signal {sig}"
+            );
+            assert!(!out.exists(), "signal {sig}: an output was written");
+        }
+    }
+}
+
+/// An input truncated by someone else while dwarf2btf reads it (here right after it is mapped,
+/// strace holding the mmap's return back): one line saying so and exit 1, not a bare "Bus
+/// error", and no output or temporary file.
+#[test]
+fn an_input_truncated_while_read_is_reported() {
+    let what = "an_input_truncated_while_read_is_reported";
+    let dir = scratch("write_truncated");
+    let input = dir.join("input.o");
+    std::fs::write(&input, input_bytes()).unwrap();
+    let out = dir.join("out.btf");
+    let detached = format!("--btf_encode_detached={}", out.display());
+    let args = [detached.as_ref(), input.as_os_str()];
+    let Some(child) = held_at(what, "mmap:delay_exit=3000000", Some(&input), &args) else {
+        return;
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    std::fs::File::options()
+        .write(true)
+        .open(&input)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let ours: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("dwarf2btf"))
+        .collect();
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        ours,
+        ["dwarf2btf: an input file was truncated while it was being read (SIGBUS)"]
+    );
+    assert!(!out.exists());
+    assert_eq!(temp_files(&dir), Vec::<String>::new());
 }

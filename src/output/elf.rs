@@ -51,6 +51,7 @@ pub fn write_sections(path: &Path, sections: &[(&str, &[u8])]) -> Result<()> {
         reason,
     })?;
     let tmp = super::temp_path(&path, "btf");
+    let _cleanup = super::signals::remove_on_signal(&tmp);
     let result = super::create_temp(&tmp).and_then(|mut out| {
         write_planned(&mut input, &mut out, &headers, &plan, sections)?;
         super::commit(out, &tmp, &path, Some(&keep))

@@ -12,6 +12,7 @@
 //! file is readable by its owner alone until it is complete and given its mode.
 
 pub mod elf;
+pub mod signals;
 
 use std::fs::{File, Metadata, OpenOptions, Permissions};
 use std::io::Write;
@@ -44,6 +45,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         Err(_) => None,
     };
     let tmp = temp_path(&path, "tmp");
+    let _cleanup = signals::remove_on_signal(&tmp);
     let result = create_temp(&tmp).and_then(|mut f| {
         f.write_all(bytes)?;
         commit(f, &tmp, &path, keep.as_ref())
