@@ -322,6 +322,18 @@ pub fn supported_features() -> String {
     FEATURES.iter().map(|f| f.0).collect::<Vec<_>>().join(",")
 }
 
+/// How many times its compressed size a compressed section may expand to, by default (plus
+/// [`DECOMPRESS_SLACK`]). Real debug sections expand 2.5 to 3.2 times on average (zlib and zstd,
+/// kernel modules); a section whose header claims more is refused before anything is
+/// allocated, so a few KiB of crafted input cannot ask for gigabytes.
+pub const DEFAULT_DECOMPRESS_RATIO: u64 = 64;
+
+/// What the compressed sections of one file may expand to beyond the ratio, together, so that
+/// tiny sections (a few bytes of `.debug_abbrev`) never hit the ratio. It is the file's, not
+/// each section's: thousands of sections of a few dozen bytes (an ET_REL may have many
+/// `.debug_info`, which are concatenated) cannot each take a MiB.
+pub const DECOMPRESS_SLACK: u64 = 1 << 20;
+
 /// The pahole release whose command line and encoding dwarf2btf implements. `--version`
 /// prints it as pahole does, because kernel builds turn `$(PAHOLE) --version` into
 /// `CONFIG_PAHOLE_VERSION` and choose the flags (and whether BTF is built at all) from it.

@@ -642,3 +642,42 @@ fn broken_bases_are_refused() {
         assert!(!out.exists(), "{name}: an output was written");
     }
 }
+
+/// A compressed `.BTF` whose header claims far more than its size allows (256 MiB from a few
+/// bytes) is refused before anything is allocated, wherever BTF is read from an ELF file:
+/// `verify`, `dump`, and a base given to the encoder (a 265 KB file peaked at 260 MiB).
+#[test]
+fn compressed_btf_claiming_too_much() {
+    const SHF_COMPRESSED: u64 = 0x800;
+    let mut packed = [1u32.to_le_bytes(), [0; 4]].concat(); // ch_type zlib, ch_reserved
+    packed.extend((256u64 << 20).to_le_bytes()); // ch_size
+    packed.extend(1u64.to_le_bytes()); // ch_addralign
+    packed.extend([0x78, 0x9c, 3, 0]); // the start of a zlib stream
+    let file = common::hand_made::elf(&[(".BTF", 1, SHF_COMPRESSED, packed)]);
+    let dir = scratch("bad_btf_bomb");
+    let bomb = dir.join("bomb.o");
+    std::fs::write(&bomb, file).unwrap();
+    let obj = compile(
+        "on_bomb.c",
+        "int on_bomb(int x) { return x; }\n",
+        "gcc",
+        &["-g"],
+    );
+    let out = dir.join("out.btf");
+    let mut verify = Command::new(bin());
+    verify.arg("verify").arg(&bomb);
+    let mut dump = Command::new(bin());
+    dump.arg("dump").arg(&bomb);
+    let base = encode_command(&obj, &out, &[&format!("--btf_base={}", bomb.display())]);
+    for mut cmd in [verify, dump, base] {
+        let (o, _) = rss::within_bound(&[&bomb], &mut cmd);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{cmd:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{cmd:?}: {stderr}");
+        assert!(
+            stderr.contains("claims 268435456 bytes"),
+            "{cmd:?}: {stderr}"
+        );
+    }
+    assert!(!out.exists());
+}

@@ -14,6 +14,7 @@ use super::kinds::{self, Kind};
 use super::strings::StringTable;
 use super::write::MAGIC;
 use super::{Btf, Endian};
+use crate::config::{DECOMPRESS_SLACK, DEFAULT_DECOMPRESS_RATIO};
 use crate::error::{BtfError, Error, Result};
 use crate::mapped::Mapped;
 
@@ -206,8 +207,22 @@ pub fn btf_bytes<'a>(path: &Path, data: &'a [u8]) -> Result<Cow<'a, [u8]>> {
     let sec = file
         .section_by_name(".BTF")
         .ok_or_else(|| section_error("no such section".into()))?;
-    sec.uncompressed_data()
-        .map_err(|e| section_error(e.to_string()))
+    let data = sec
+        .compressed_data()
+        .map_err(|e| section_error(e.to_string()))?;
+    // Bounded as the encoder bounds debug sections: a few KiB must not ask for gigabytes.
+    let packed = data.data.len() as u64;
+    let limit = packed
+        .saturating_mul(DEFAULT_DECOMPRESS_RATIO)
+        .saturating_add(DECOMPRESS_SLACK);
+    if data.format != object::CompressionFormat::None && data.uncompressed_size > limit {
+        return Err(section_error(format!(
+            "its compression header claims {} bytes from {packed} compressed bytes, more than \
+             {DEFAULT_DECOMPRESS_RATIO} times that plus 1 MiB",
+            data.uncompressed_size
+        )));
+    }
+    data.decompress().map_err(|e| section_error(e.to_string()))
 }
 
 #[cfg(test)]

@@ -66,17 +66,7 @@ pub const SHT_NOBITS: u32 = 8;
 /// `SHF_ALLOC`.
 pub const SHF_ALLOC: u64 = 2;
 
-/// How many times its compressed size a compressed section may expand to, by default (plus
-/// [`DECOMPRESS_SLACK`]). Real debug sections expand 2.5 to 3.2 times on average (zlib and zstd,
-/// kernel modules); a section whose header claims more is refused before anything is
-/// allocated, so a few KiB of crafted input cannot ask for gigabytes.
-pub const DEFAULT_DECOMPRESS_RATIO: u64 = 64;
-
-/// What the compressed sections of one file may expand to beyond the ratio, together, so that
-/// tiny sections (a few bytes of `.debug_abbrev`) never hit the ratio. It is the file's, not
-/// each section's: thousands of sections of a few dozen bytes (an ET_REL may have many
-/// `.debug_info`, which are concatenated) cannot each take a MiB.
-pub const DECOMPRESS_SLACK: u64 = 1 << 20;
+pub use crate::config::{DECOMPRESS_SLACK, DEFAULT_DECOMPRESS_RATIO};
 
 /// A parsed ELF file.
 pub struct Elf<'a> {
