@@ -681,3 +681,40 @@ fn compressed_btf_claiming_too_much() {
     }
     assert!(!out.exists());
 }
+
+/// What BTF's 32-bit fields cannot hold is refused with one line naming the DIE, where it
+/// used to wrap into BTF that verify accepts with the wrong layout: a struct of 4 GiB and
+/// more, an array dimension of 2^32 elements and more, a member 2^32 bits or more into its
+/// struct. (gcc's `DW_AT_upper_bound` of -1 for a zero-length array still counts 0.)
+#[test]
+fn sizes_beyond_32_bits_are_refused() {
+    let cases = [
+        (
+            "big_struct.c",
+            "struct big { char a[1UL << 32]; int tail; };\nstruct big *p;\n",
+            "its size in bytes (4294967300)",
+        ),
+        (
+            "big_dim.c",
+            "char (*p)[1UL << 33];\n",
+            "the element count of its dimension (8589934592)",
+        ),
+        (
+            "far_member.c",
+            "struct far { char a[1UL << 29]; int tail; };\nstruct far *p;\n",
+            "the member's offset in bits (4294967296)",
+        ),
+    ];
+    for (name, src, expect) in cases {
+        let obj = compile(name, src, "gcc", &["-g"]);
+        assert_clean_failure(&obj, expect);
+    }
+    let obj = compile(
+        "zero_len.c",
+        "struct z { int n; int a[0]; };\nstruct z *p;\n",
+        "gcc",
+        &["-g"],
+    );
+    let o = encode(&obj, &obj.with_extension("btf"), &[]);
+    assert!(o.status.success(), "{}", text(&o));
+}

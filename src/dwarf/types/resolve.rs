@@ -24,6 +24,8 @@ pub(super) struct RawMember<'a> {
     pub(super) bit_size: u64,
     pub(super) byte_size: u64,
     pub(super) is_static: bool,
+    /// The member's DIE, for messages.
+    pub(super) die: u32,
 }
 
 impl<'a> Walker<'a, '_> {
@@ -117,14 +119,17 @@ impl<'a> Walker<'a, '_> {
         // ranges remain valid, and are skipped by the encoder.
         for m in &raw_members {
             let ty = self.res(m.ty);
+            let bit_offset = if m.is_static {
+                u32::MAX
+            } else {
+                let bits = self.bit_offset(m, ty);
+                let bits = u64::try_from(bits).unwrap_or(u64::MAX);
+                self.fits(m.die, bits, "the member's offset in bits")?
+            };
             members.push(Member {
                 name: m.name,
                 ty,
-                bit_offset: if m.is_static {
-                    u32::MAX
-                } else {
-                    self.bit_offset(m, ty)
-                },
+                bit_offset,
                 bitfield_size: m.bit_size as u32,
             });
         }
@@ -135,13 +140,14 @@ impl<'a> Walker<'a, '_> {
     }
 
     /// pahole's `class_member__cache_byte_size` bit offset.
-    fn bit_offset(&self, m: &RawMember<'a>, ty: u32) -> u32 {
+    /// Negative or past 32 bits only in DWARF BTF cannot hold (the caller refuses it).
+    fn bit_offset(&self, m: &RawMember<'a>, ty: u32) -> i128 {
         if let Some(dbo) = m.data_bit_offset {
-            return dbo as u32;
+            return i128::from(dbo);
         }
-        let byte_offset = m.byte_offset;
+        let byte_offset = i128::from(m.byte_offset);
         if m.bit_size == 0 {
-            return (byte_offset * 8) as u32;
+            return byte_offset * 8;
         }
         let byte_size = if m.byte_size != 0 {
             m.byte_size
@@ -149,15 +155,15 @@ impl<'a> Walker<'a, '_> {
             self.storage_bytes(ty)
         };
         if byte_size == 0 {
-            return (byte_offset * 8) as u32;
+            return byte_offset * 8;
         }
-        let bit_size = byte_size * 8;
+        let bit_size = i128::from(byte_size) * 8;
         let in_unit = if self.cu.little_endian {
-            bit_size as i64 - m.dw_bit_offset as i64 - m.bit_size as i64
+            bit_size - i128::from(m.dw_bit_offset) - i128::from(m.bit_size)
         } else {
-            m.dw_bit_offset as i64
+            i128::from(m.dw_bit_offset)
         };
-        (byte_offset as i64 * 8 + in_unit) as u32
+        byte_offset * 8 + in_unit
     }
 
     /// Byte size of a bitfield's storage unit: the size of its type without typedefs and

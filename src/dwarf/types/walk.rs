@@ -318,6 +318,18 @@ impl<'a> Walker<'a, '_> {
     }
 
     /// An error about the DIE with local reference value `offset`.
+    /// `value` as BTF's 32 bits hold it, or an error naming the DIE at `offset` and `what`
+    /// the value is: wrapped, it would give BTF the kernel rejects or, worse, accepts with
+    /// the wrong layout.
+    pub(super) fn fits(&self, offset: u32, value: u64, what: &str) -> Result<u32, DecodeError> {
+        u32::try_from(value).map_err(|_| {
+            self.err(
+                offset,
+                format!("{what} ({value}) does not fit in BTF's 32 bits"),
+            )
+        })
+    }
+
     pub(super) fn err(&self, offset: u32, reason: impl Into<String>) -> DecodeError {
         DecodeError {
             die_offset: self.out.die_offset(offset, self.cu.offset as u64),
@@ -474,7 +486,9 @@ impl<'a> Walker<'a, '_> {
                 FrameKind::Other,
                 Some(Entry::Base {
                     name: a.name,
-                    byte_size: a.byte_size as u32,
+                    // Past 32 bits is past 16 bytes: sanitized as pahole sanitizes any
+                    // size BTF has no integer for.
+                    byte_size: u32::try_from(a.byte_size).unwrap_or(u32::MAX),
                     encoding: a.encoding,
                 }),
             ),
@@ -520,7 +534,7 @@ impl<'a> Walker<'a, '_> {
                     Some(Entry::Composite {
                         union,
                         name: a.name,
-                        size: a.byte_size as u32,
+                        size: self.fits(offset, a.byte_size, "its size in bytes")?,
                         declaration: a.declaration,
                         members: 0..0,
                         annots: 0..0,
@@ -534,7 +548,7 @@ impl<'a> Walker<'a, '_> {
                 let byte_size = if a.byte_size == 0 {
                     4
                 } else {
-                    a.byte_size as u32
+                    self.fits(offset, a.byte_size, "its size in bytes")?
                 };
                 (
                     FrameKind::Enum {
@@ -581,7 +595,7 @@ impl<'a> Walker<'a, '_> {
             | DW_TAG_ptr_to_member_type
             | DW_TAG_string_type => (FrameKind::Other, Some(Entry::Unsupported { tag })),
             DW_TAG_member | DW_TAG_inheritance => {
-                let kind = self.on_member(&a);
+                let kind = self.on_member(offset, &a);
                 (kind, None)
             }
             DW_TAG_enumerator => {
@@ -593,11 +607,13 @@ impl<'a> Walker<'a, '_> {
             DW_TAG_subrange_type => {
                 if let Some(FrameKind::Array { .. }) = self.buf.frames.last().map(|f| &f.kind) {
                     let n = match (a.upper_bound, a.count) {
+                        // An upper bound of -1 (gcc's zero-length arrays) counts 0.
                         (Some(ub), _) => ub.wrapping_add(1),
                         (None, Some(c)) => c,
                         _ => 0,
                     };
-                    self.buf.scratch_dims.push(n as u32);
+                    let n = self.fits(offset, n, "the element count of its dimension")?;
+                    self.buf.scratch_dims.push(n);
                 }
                 (FrameKind::Other, None)
             }
@@ -635,7 +651,7 @@ impl<'a> Walker<'a, '_> {
 
     /// A `DW_TAG_member`: recorded on the enclosing composite; returns the frame kind for its
     /// children (annotations, which become decl tags with the member's index).
-    fn on_member(&mut self, a: &Attrs<'a>) -> FrameKind {
+    fn on_member(&mut self, offset: u32, a: &Attrs<'a>) -> FrameKind {
         let Some(Frame {
             kind: FrameKind::Composite {
                 union, member_idx, ..
@@ -657,6 +673,7 @@ impl<'a> Walker<'a, '_> {
             bit_size: a.bit_size,
             byte_size: a.byte_size,
             is_static,
+            die: offset,
         });
         FrameKind::Member { component }
     }
