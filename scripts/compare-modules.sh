@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Encodes every module of the reference kernel (Debian 6.1.0-57 cloud -dbg, ~1,100 .ko with
 # DWARF) as split BTF against the vmlinux BTF, two at a time as `make -j2` would, checks each
-# with `dwarf2btf verify --base` and `bpftool btf -B base dump`, and compares it with another
-# encoder's output for the same module (default: pahole HEAD's, made beforehand into
-# $ORACLE/<path>.btf with its -V log in <path>.log).
+# with `dwarf2btf verify --base` and `bpftool btf -B base dump`, and compares it with pahole
+# 1.32's output for the same module (Debian unstable's, scripts/fetch-pahole-1.32.sh), made
+# here once into $ORACLE/<path>.btf (or another encoder's, made beforehand into ORACLE). The
+# base is pahole 1.32's vmlinux BTF (tests/data): modules must be encoded against a base from
+# the same pahole release, or the types that reach multi-dimensional arrays are repeated.
 #
 #   scripts/compare-modules.sh                 # all modules
 #   MODULES_LIMIT=50 scripts/compare-modules.sh
@@ -16,8 +18,8 @@ cd "$(dirname "$0")/.."
 
 CACHE=${DWARF2BTF_CACHE:-$HOME/.cache/dwarf2btf}
 MODULES=${MODULES:-$(scripts/fetch-kernel.sh --modules)}
-BASE=${BASE:-$(scripts/oracle.sh vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf)}
-ORACLE=${ORACLE:-$CACHE/pahole-head-modules}
+BASE=${BASE:-$(scripts/oracle.sh vmlinux-6.1.0-57-cloud-amd64.pahole-1.32.btf)}
+ORACLE=${ORACLE:-$CACHE/pahole-1.32-modules}
 OUT=${OUT:-$CACHE/dwarf2btf-modules}
 cargo build --release --quiet
 BIN=$PWD/target/release/dwarf2btf
@@ -40,6 +42,17 @@ export BIN BASE MODULES OUT FLAGS
   < "$OUT/list"
 fi
 echo "encoding: $(cat "$OUT/time")"
+
+# pahole 1.32's outputs, made once (a stamp marks a complete set).
+if [ ! -f "$ORACLE/.complete" ] && [ "$ORACLE" = "$CACHE/pahole-1.32-modules" ]; then
+  PAHOLE=$(scripts/fetch-pahole-1.32.sh)
+  echo "== pahole 1.32 on the same modules, into $ORACLE"
+  export PAHOLE ORACLE FLAGS BASE MODULES
+  xargs -P2 -I{} sh -c 'm={}; p="$ORACLE/${m%.ko}"; mkdir -p "$(dirname "$p")";
+      "$PAHOLE" $FLAGS --btf_base="$BASE" --btf_encode_detached="$p.btf" "$MODULES/$m" > "$p.log" 2>&1 || true' \
+    < "$OUT/list"
+  [ -n "${MODULES_LIMIT:-}" ] || touch "$ORACLE/.complete"
+fi
 
 # The type and string sections of a raw BTF file (headers differ in length by design).
 body() { python3 -c 'import sys,struct; d=open(sys.argv[1],"rb").read(); sys.stdout.buffer.write(d[struct.unpack("<I",d[4:8])[0]:])' "$1"; }
