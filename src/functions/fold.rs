@@ -53,6 +53,9 @@ pub struct FuncSummary {
     at_symbol_unskipped: Option<Role>,
     /// The first instance at the address of a `.`-suffixed symbol ([`flags::DOT_SYMBOL`]).
     at_dot_symbol: Option<Role>,
+    /// The second such instance: the candidate when the first is the first instance and
+    /// that one is not trusted.
+    at_dot_symbol2: Option<Role>,
     /// Walk position of the first instance with an [`UNTRUSTED`] flag.
     untrusted_at: Option<WalkPosition>,
     /// Walk position of the first instance with a [`BLOCKING`] flag.
@@ -76,6 +79,7 @@ impl FuncSummary {
             at_symbol,
             at_symbol_unskipped: at_symbol.filter(|_| !instance.optimized_skip(false)),
             at_dot_symbol: instance.has(flags::DOT_SYMBOL).then_some(0),
+            at_dot_symbol2: None,
             untrusted_at: (instance.head.flags & UNTRUSTED != 0)
                 .then_some(instance.head.walk_position()),
             blocking_at: (instance.head.flags & BLOCKING != 0)
@@ -116,7 +120,20 @@ impl FuncSummary {
         };
         let at_symbol = pick(|s| s.at_symbol);
         let at_symbol_unskipped = pick(|s| s.at_symbol_unskipped);
-        let at_dot_symbol = pick(|s| s.at_dot_symbol);
+        let (at_dot_symbol, at_dot_symbol2) = {
+            let pos = |p: &Pick| sides[p.0].at(p.1).head.walk_position();
+            let mut dots: Vec<Pick> = [
+                self.at_dot_symbol.map(|r| (0, r)),
+                self.at_dot_symbol2.map(|r| (0, r)),
+                other.at_dot_symbol.map(|r| (1, r)),
+                other.at_dot_symbol2.map(|r| (1, r)),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            dots.sort_by_key(pos);
+            (dots.first().copied(), dots.get(1).copied())
+        };
         let earliest = |a: Option<WalkPosition>, b: Option<WalkPosition>| match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -128,6 +145,7 @@ impl FuncSummary {
             at_symbol: at_symbol.map(|p| kept.keep(p)),
             at_symbol_unskipped: at_symbol_unskipped.map(|p| kept.keep(p)),
             at_dot_symbol: at_dot_symbol.map(|p| kept.keep(p)),
+            at_dot_symbol2: at_dot_symbol2.map(|p| kept.keep(p)),
             blocking_at: earliest(self.blocking_at, other.blocking_at),
             untrusted_at: earliest(self.untrusted_at, other.untrusted_at),
             combined: self.combined | other.combined,
@@ -172,11 +190,19 @@ impl FuncSummary {
     }
 
     /// `btf_encoder__add_true_signature`: the first instance at a `.`-suffixed symbol's
-    /// address, unless it or an instance before it has an [`UNTRUSTED`] flag (pahole ORs
-    /// those flags into each instance from the first to it). pahole's own per-instance
-    /// `ambiguous_addr` is never set, so an ambiguous address does not stop it.
+    /// address, unless it or an instance before it has an [`UNTRUSTED`] flag, or it is the
+    /// first instance and any instance has one (`saved_functions_combine` ORs the flags of
+    /// the instances from the first to each into it, and those of all into the first).
+    /// pahole's own per-instance `ambiguous_addr` is never set, so an ambiguous address does
+    /// not stop it.
     pub fn true_signature(&self) -> Option<&FuncInstance> {
-        let candidate = self.at(self.at_dot_symbol?);
+        let mut role = self.at_dot_symbol?;
+        if role == self.first && self.untrusted_at.is_some() {
+            // The first instance ends up with every instance's flags ORed in: the walk goes
+            // on to the next one.
+            role = self.at_dot_symbol2?;
+        }
+        let candidate = self.at(role);
         match self.untrusted_at {
             Some(u) if u <= candidate.head.walk_position() => None,
             _ => Some(candidate),
@@ -281,6 +307,7 @@ impl FuncSummary {
             at_symbol: None,
             at_symbol_unskipped: None,
             at_dot_symbol: None,
+            at_dot_symbol2: None,
             blocking_at: None,
             untrusted_at: None,
             combined: 0,
@@ -331,11 +358,15 @@ mod tests {
             at(false).or(at(true)).unwrap_or(&all[0]).head.order
         };
         // btf_encoder__add_true_signature: each instance carries the OR of the untrusted
-        // flags from the first instance to it.
+        // flags from the first instance to it, the first instance those of all.
         let mut untrusted = 0;
-        let true_signature = all.iter().find_map(|s| {
+        let all_untrusted = all
+            .iter()
+            .fold(0, |acc, s| acc | (s.head.flags & UNTRUSTED));
+        let true_signature = all.iter().enumerate().find_map(|(i, s)| {
             untrusted |= s.head.flags & UNTRUSTED;
-            (s.has(flags::DOT_SYMBOL) && untrusted == 0).then_some(s.head.order)
+            let flags = if i == 0 { all_untrusted } else { untrusted };
+            (s.has(flags::DOT_SYMBOL) && flags == 0).then_some(s.head.order)
         });
         (
             all[0].head.order,
@@ -435,7 +466,7 @@ mod tests {
             inconsistent += usize::from(want.1.is_some());
             assert_eq!(decision(&merged), want);
             assert_eq!(merged.count(), n);
-            assert!(merged.held() <= 5);
+            assert!(merged.held() <= 6);
         }
         assert!(
             inconsistent > 2000,
