@@ -127,7 +127,7 @@ pub struct Decision<'d, 'e> {
 impl<'d, 'e> Decision<'d, 'e> {
     /// pahole HEAD's `btf_encoder__add_saved_funcs` rules for one function.
     pub fn new(elf: &'d ElfFunction<'e>, summary: &'d FuncSummary, features: &Features) -> Self {
-        let inconsistent = summary.inconsistent();
+        let inconsistent = summary.inconsistent(features.true_signature);
         let true_signature = features
             .true_signature
             .then(|| summary.true_signature())
