@@ -10,24 +10,31 @@
 //! 1. the first instance `g` (its prototype is the reference, its flags are ORed with all);
 //! 2. whether some instance's prototype does not match `g` before any instance so far carries
 //!    a blocking flag (unexpected register, reordered parameters), and the first such
-//!    instance, whose difference `-V` prints;
+//!    instance, whose difference `-V` prints (with `true_signature`, pahole 1.32 compares an
+//!    instance without an address only when `g` has none either);
 //! 3. the OR of the unexpected-register / uncertain-location / reordered flags;
 //! 4. the first instance at one of the function's ELF addresses that is not skipped for
-//!    optimized parameters, else the first at such an address (the canonical instance).
+//!    optimized parameters, else the first at such an address (the canonical instance);
+//! 5. with `true_signature`, the first instance at a `.`-suffixed symbol's address that
+//!    carries no unexpected-register / uncertain-location flag, `g` carrying those of every
+//!    instance and any other instance those of the instances from `g` to it.
 //!
 //! A summary of a set of instances keeps its first instance, its first instance that does not
-//! match that first one, the earliest blocking flag's position, the OR of those flags, and the
-//! first instances of 4. Two summaries merge into the summary of the union:
+//! match that first one, the earliest blocking and untrusted flags' positions, the OR of the
+//! flags, the first instances of 4 and the first two of 5 (when the first of them is `g` and
+//! is not trusted, the walk goes on to the second). Two summaries merge into the summary of
+//! the union:
 //! - the first is the earlier of the two firsts, `f`;
 //! - prototype matching is an equivalence (`signature.rs` shows it is equality of a normal
 //!   form), so in a set whose own first matches `f`, the first instance not matching `f` is
 //!   its first instance not matching its own first; in a set whose first does not match `f`,
 //!   it is that first instance itself. The earlier of the two sides' answers is the union's;
-//! - positions are minima, flags an OR.
+//! - positions are minima, flags an OR, and the first two instances of 5 the first two of
+//!   the four the sides keep.
 //!
 //! Merging is associative and commutative, and a summary of one instance is that instance, so
 //! any grouping (per owner as saved, all at the end, any owner order) gives the summary of all
-//! instances, from which 1–4 read exactly what the walk over every instance reads.
+//! instances, from which 1–5 read exactly what the walk over every instance reads.
 
 use super::table::Fold;
 use crate::functions::instance::{flags, FuncInstance, WalkPosition};
