@@ -111,6 +111,12 @@ pub struct Verdict {
     pub first: Order,
     /// The first instance whose prototype does not match the first's.
     pub inconsistent: Option<Order>,
+    /// With `true_signature`: the first instance whose prototype does not match the first's
+    /// but which is not compared with it (it has no address, the first has one).
+    pub uncompared: Option<Order>,
+    /// The name the FUNC takes: the clone's (`foo.isra.0`) for a true signature, else the
+    /// function's.
+    pub func_name: String,
     /// How many instances were saved.
     pub instances: u32,
     /// The symbols have more than one address.
@@ -333,11 +339,20 @@ impl Report {
                 self.instance_index(other)
             )?;
         }
+        if let Some(other) = d.uncompared {
+            writeln!(
+                out,
+                "    prototypes differ but are not compared: {} vs {} (with true_signature, \
+                 an instance without an address is compared only when the first has none)",
+                self.instance_index(d.first),
+                self.instance_index(other)
+            )?;
+        }
         match d.skip() {
             None => writeln!(
                 out,
                 "    encoded: FUNC {} from instance {}",
-                self.name,
+                d.func_name,
                 self.instance_index(d.canonical)
             )?,
             Some(skip) => {
@@ -542,6 +557,8 @@ impl FuncWatch for Watcher {
             canonical: d.canonical.head.order,
             first: d.summary.first().head.order,
             inconsistent: d.inconsistent.map(|i| i.head.order),
+            uncompared: d.uncompared().map(|i| i.head.order),
+            func_name: d.true_signature.map_or(d.elf.name, |s| s.name).to_string(),
             instances: d.summary.count(),
             ambiguous_addr: d.elf.ambiguous_addr,
             kfunc: d.elf.kfunc.then_some(d.elf.kfunc_flags),

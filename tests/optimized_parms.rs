@@ -13,7 +13,9 @@
 //! The oracle is pahole HEAD's output for the same builds, committed under
 //! `tests/data/optimized_parms/` (see tests/data/README.md) together with the compiler
 //! versions it was made with: other compilers are a failure, not a skip. With
-//! `DWARF2BTF_PAHOLE_HEAD=/path/to/pahole` the test rewrites that data first.
+//! `DWARF2BTF_PAHOLE_HEAD=/path/to/pahole` the test rewrites that data first. The `ts132-*`
+//! data, for `tests/fixtures/true_signature_1_32.c`, is pahole 1.32's, rewritten with
+//! `DWARF2BTF_PAHOLE_1_32=/path/to/pahole-1.32`.
 
 mod common;
 
@@ -163,7 +165,7 @@ fn bless(pahole: &Path, name: &str, so: &Path, features: &str) {
 #[test]
 fn optimized_parameters_skipped_only_when_the_abi_changed_as_in_pahole_head() {
     let dir = scratch("optimized_parms");
-    let pahole = oracle_maker("compilers.txt", &["gcc", "clang"]);
+    let pahole = oracle_maker("DWARF2BTF_PAHOLE_HEAD", "compilers.txt", &["gcc", "clang"]);
     let mut skipped_somewhere = Vec::new();
     for (name, cc, dwarf, nocall) in BUILDS {
         let so = build(&dir, name, cc, dwarf, nocall);
@@ -214,14 +216,15 @@ fn optimized_parameters_skipped_only_when_the_abi_changed_as_in_pahole_head() {
     }
 }
 
-/// The pahole HEAD that rewrites the oracle (`DWARF2BTF_PAHOLE_HEAD`), if any; checks that
-/// the oracle was made with the installed `compilers` (recorded in `DATA/record`).
-fn oracle_maker(record: &str, compilers: &[&str]) -> Option<PathBuf> {
+/// The pahole that rewrites the oracle (the environment variable `maker` names it), if any;
+/// checks that the oracle was made with the installed `compilers` (recorded in
+/// `DATA/record`).
+fn oracle_maker(maker: &str, record: &str, compilers: &[&str]) -> Option<PathBuf> {
     let versions: String = compilers
         .iter()
         .map(|cc| compiler_version(cc) + "\n")
         .collect();
-    let pahole = std::env::var_os("DWARF2BTF_PAHOLE_HEAD").map(PathBuf::from);
+    let pahole = std::env::var_os(maker).map(PathBuf::from);
     let recorded = Path::new(DATA).join(record);
     if pahole.is_some() {
         std::fs::write(&recorded, &versions).unwrap();
@@ -229,8 +232,8 @@ fn oracle_maker(record: &str, compilers: &[&str]) -> Option<PathBuf> {
     assert_eq!(
         std::fs::read_to_string(&recorded).unwrap_or_default(),
         versions,
-        "the oracle in {DATA} was made with other compilers: rerun with \
-         DWARF2BTF_PAHOLE_HEAD=/path/to/pahole-head (tests/data/README.md)"
+        "the oracle in {DATA} ({record}) was made with other compilers: rerun with \
+         {maker}=/path/to/pahole (tests/data/README.md)"
     );
     pahole
 }
@@ -249,14 +252,31 @@ fn compare_with_oracle(pahole: Option<&Path>, name: &str, so: &Path, features: &
     let got = skip_lines(&out.stdout);
     assert_eq!(
         got, expected,
-        "{name}: skip lines differ from pahole HEAD's"
+        "{name}: skip lines differ from the oracle's (pahole's)"
     );
     let theirs = Path::new(DATA).join(format!("{name}.btf"));
     // As bpftool reads them (tests/common/judge.rs), not by dwarf2btf's own `diff`.
     if let Some(d) = judge::Judge::all().difference(&theirs, &ours) {
-        panic!("{name}: BTF differs from pahole HEAD's:\n{d}");
+        panic!("{name}: BTF differs from the oracle's (pahole's):\n{d}");
     }
     got
+}
+
+/// [`compare_with_oracle`] for `so` with the kernel flags (oracle `base`) and with
+/// `true_signature` too (oracle `base-true-signature`, encoded from a copy of `so` named so):
+/// the skip lines of both, and dwarf2btf's BTF with `true_signature`.
+fn compare_with_and_without_true_signature(
+    pahole: Option<&Path>,
+    base: &str,
+    so: &Path,
+) -> (String, String, PathBuf) {
+    let plain = compare_with_oracle(pahole, base, so, KERNEL_FEATURES);
+    let name = format!("{base}-true-signature");
+    let copy = so.with_file_name(format!("{name}.so"));
+    std::fs::copy(so, &copy).unwrap();
+    let true_sig = format!("{KERNEL_FEATURES},true_signature");
+    let with_ts = compare_with_oracle(pahole, &name, &copy, &true_sig);
+    (plain, with_ts, copy.with_extension("btf"))
 }
 
 /// `true_signature` on `tests/fixtures/true_signature.c`, compiled with gcc (clones) and
@@ -269,8 +289,11 @@ fn true_signatures_as_in_pahole_head() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/true_signature.c"
     );
-    let pahole = oracle_maker("true-signature-compilers.txt", &["gcc", "clang-16"]);
-    let true_sig = format!("{KERNEL_FEATURES},true_signature");
+    let pahole = oracle_maker(
+        "DWARF2BTF_PAHOLE_HEAD",
+        "true-signature-compilers.txt",
+        &["gcc", "clang-16"],
+    );
     let mut renamed = 0;
     for (cc, dwarf) in [
         ("gcc", "4"),
@@ -292,20 +315,71 @@ fn true_signatures_as_in_pahole_head() {
                 ])
                 .arg(&so),
         );
-        compare_with_oracle(pahole.as_deref(), &base, &so, KERNEL_FEATURES);
-        let name = format!("{base}-true-signature");
-        let copy = dir.join(format!("{name}.so"));
-        std::fs::copy(&so, &copy).unwrap();
-        compare_with_oracle(pahole.as_deref(), &name, &copy, &true_sig);
+        let (_, _, ours) = compare_with_and_without_true_signature(pahole.as_deref(), &base, &so);
         let listing = run_ok(
             Command::new(tool("bpftool"))
                 .args(["btf", "dump", "file"])
-                .arg(copy.with_extension("btf")),
+                .arg(ours),
         );
         renamed += usize::from(String::from_utf8_lossy(&listing.stdout).contains("'p__hi'"));
     }
     // clang's builds pass pair_hi's aggregate as its one used member, renamed.
     assert_eq!(renamed, 2, "p__hi is not in both clang builds");
+}
+
+/// `true_signature` on `tests/fixtures/true_signature_1_32.c`, two units linked by gcc (DWARF
+/// 4 and 5): the BTF and the skip lines equal pahole 1.32's, with the feature and without.
+/// With it, `shared_name`'s inlined-only instance is not compared with its instance that has
+/// an address, and `setup`'s clone, which walks first and carries the flags of every
+/// instance, is not trusted.
+#[test]
+fn true_signature_rules_as_in_pahole_1_32() {
+    let dir = scratch("true_signature_1_32");
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/true_signature_1_32.c"
+    );
+    let pahole = oracle_maker(
+        "DWARF2BTF_PAHOLE_1_32",
+        "true-signature-1.32-compilers.txt",
+        &["gcc"],
+    );
+    for dwarf in ["4", "5"] {
+        let base = format!("ts132-gcc-dwarf{dwarf}");
+        let mut objects = Vec::new();
+        for part in ["1", "2"] {
+            let o = dir.join(format!("{base}-{part}.o"));
+            run_ok(
+                Command::new(tool("gcc"))
+                    .args(["-O2", "-fPIC", &format!("-gdwarf-{dwarf}")])
+                    .arg(format!("-DPART={part}"))
+                    .args(["-c", src, "-o"])
+                    .arg(&o),
+            );
+            objects.push(o);
+        }
+        let so = dir.join(format!("{base}.so"));
+        run_ok(
+            Command::new(tool("gcc"))
+                .arg("-shared")
+                .args(&objects)
+                .arg("-o")
+                .arg(&so),
+        );
+        let (plain, with_ts, _) =
+            compare_with_and_without_true_signature(pahole.as_deref(), &base, &so);
+        let line =
+            |f: &str, why: &str| format!("{f} : skipping BTF encoding of function due to {why}");
+        assert!(
+            plain.contains(&line("shared_name", "inconsistet prototype")),
+            "{plain}"
+        );
+        assert!(!with_ts.contains("shared_name"), "{with_ts}");
+        assert!(
+            with_ts.contains(&line("setup", "reordered parameters")),
+            "{with_ts}"
+        );
+    }
 }
 
 #[test]

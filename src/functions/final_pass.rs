@@ -1,10 +1,11 @@
-//! The final cross-owner pass over saved function instances: pahole HEAD's
+//! The final cross-owner pass over saved function instances: pahole 1.32's
 //! `btf_encoder__add_saved_funcs`, run once after the workers have joined and the chunks have
 //! been concatenated into one BTF.
 //!
 //! Per ELF function, in name order: merge the owners' summaries (`fold.rs`: the first instance
-//! in DWARF order with every instance's flags ORed in, the first prototype that does not match
-//! it (`funcs__match`), the canonical instance by address, "prefer strong definitions"), apply
+//! in walk order (instances with an address first) with every instance's flags ORed in, the
+//! first prototype that does not match it (`funcs__match`), the canonical instance by
+//! address, "prefer strong definitions", the clone a true signature is encoded from), apply
 //! the six skip reasons (the last one that applies is logged), and emit FUNC_PROTO + FUNC
 //! (static linkage) + DECL_TAGs, plus `bpf_kfunc`/`bpf_fastcall` tags for kfuncs.
 //!
@@ -125,9 +126,9 @@ pub struct Decision<'d, 'e> {
 }
 
 impl<'d, 'e> Decision<'d, 'e> {
-    /// pahole HEAD's `btf_encoder__add_saved_funcs` rules for one function.
+    /// pahole 1.32's `btf_encoder__add_saved_funcs` rules for one function.
     pub fn new(elf: &'d ElfFunction<'e>, summary: &'d FuncSummary, features: &Features) -> Self {
-        let inconsistent = summary.inconsistent();
+        let inconsistent = summary.inconsistent(features.true_signature);
         let true_signature = features
             .true_signature
             .then(|| summary.true_signature())
@@ -166,6 +167,18 @@ impl<'d, 'e> Decision<'d, 'e> {
             inconsistent,
             reasons,
         }
+    }
+
+    /// With `true_signature`, the first instance whose prototype does not match the first
+    /// instance's but which the pass does not compare, having no address where the first has
+    /// one.
+    pub fn uncompared(&self) -> Option<&'d FuncInstance> {
+        if self.inconsistent.is_some() {
+            return None;
+        }
+        self.summary
+            .inconsistent(false)
+            .filter(|m| m.head.addr == 0 && self.summary.first().head.addr != 0)
     }
 
     /// Every reason that applies, in check order.
@@ -418,6 +431,42 @@ mod tests {
         let summary = FuncSummary::of(instance(0));
         let d = Decision::new(&elf, &summary, &features);
         assert_eq!((d.skip(), d.log_lines().len()), (None, 0));
+    }
+
+    #[test]
+    fn true_signature_compares_no_instance_without_an_address_with_one_that_has_one() {
+        let instance = |order: u32, addr: u64, f: u8, sig: &[u8]| {
+            let head = InstanceHead {
+                order: (order, 0),
+                addr,
+                flags: f,
+                ..InstanceHead::default()
+            };
+            FuncSummary::of(FuncInstance::new(head, &[], &[], sig))
+        };
+        let mut elf = kfunc(0);
+        elf.kfunc = false;
+        // An abstract instance with one parameter, first in DWARF order, and a concrete one
+        // without parameters at the symbol's address, which the walk puts first.
+        let summary =
+            instance(0, 0, 0, &[2, 0, 0]).merge(instance(1, 0x10, flags::AT_SYMBOL, &[1, 0]));
+        let mut features = Features {
+            consistent_func: true,
+            ..Features::default()
+        };
+        let d = Decision::new(&elf, &summary, &features);
+        assert_eq!(d.skip(), Some(SkipReason::InconsistentProto));
+        assert_eq!(d.log_lines().len(), 2, "the mismatch line, then the skip");
+        assert!(d.uncompared().is_none());
+        features.true_signature = true;
+        let d = Decision::new(&elf, &summary, &features);
+        assert_eq!((d.skip(), d.log_lines().len()), (None, 0));
+        assert_eq!(d.uncompared().map(|i| i.head.order), Some((0, 0)));
+        // Where no instance has an address, they are compared with true_signature too.
+        let summary = instance(0, 0, 0, &[2, 0, 0]).merge(instance(1, 0, 0, &[1, 0]));
+        let d = Decision::new(&elf, &summary, &features);
+        assert_eq!(d.skip(), Some(SkipReason::InconsistentProto));
+        assert!(d.uncompared().is_none());
     }
 
     #[test]

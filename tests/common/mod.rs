@@ -500,9 +500,9 @@ pub(crate) fn oracle_skipped() -> PathBuf {
     data("vmlinux-6.1.0-57-cloud-amd64.pahole-1.32.skipped.txt")
 }
 
-/// pahole HEAD's output for the reference kernel with `true_signature` too (tests/data).
+/// pahole 1.32's output for the reference kernel with `true_signature` too (tests/data).
 pub(crate) fn oracle_true_signature_btf() -> PathBuf {
-    decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-head-true-signature.btf")
+    decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-1.32-true-signature.btf")
 }
 
 /// pahole HEAD's output for the reference kernel with `layout` too (tests/data): libbpf 1.8's
@@ -520,7 +520,7 @@ pub(crate) fn oracle_kernel_build_7_2(which: &str) -> PathBuf {
 
 /// Its `-V` function skip lines.
 pub(crate) fn oracle_true_signature_skipped() -> PathBuf {
-    data("vmlinux-6.1.0-57-cloud-amd64.pahole-head-true-signature.skipped.txt")
+    data("vmlinux-6.1.0-57-cloud-amd64.pahole-1.32-true-signature.skipped.txt")
 }
 
 /// The function table line and the owners-per-function line of `--stats`.
