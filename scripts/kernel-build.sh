@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds Debian's linux-source-<ver> with a small config (tinyconfig + BPF + DWARF 5 + BTF for
-# vmlinux and modules + four modules, five for 7.2) using an encoder as PAHOLE, then boots it
+# vmlinux and modules + four modules, five for 7.x) using an encoder as PAHOLE, then boots it
 # under qemu (scripts/kernel-build/boot.sh) with an initramfs whose /init
 # (scripts/kernel-build/init.c) checks that the kernel accepts its own BTF:
 # /sys/kernel/btf/vmlinux loads back through bpf(BPF_BTF_LOAD), every module loads with
@@ -12,29 +12,32 @@
 # resolve_btfids sorts that BTF and objcopy embeds it, so .tmp_vmlinux1 must be unchanged and
 # the detached file there. The build log must have no "not implemented" line (a feature the
 # kernel asked for that the encoder lacks: 7.1 and later ask pahole 1.31 for `layout`). For
-# 7.2, vmlinux's .BTF and the encoder's detached output must equal pahole HEAD's committed
-# ones byte for byte (kernel-build/oracle.sh, tests/data/kernel-build-7.2/). Exits 0 only
+# 7.x, vmlinux's .BTF and the encoder's detached output must equal pahole's committed ones
+# byte for byte (pahole 1.32's types and strings in pahole HEAD's header and layout section:
+# kernel-build/oracle.sh, tests/data/kernel-build-VER/). Exits 0 only
 # when all that holds, the console shows "RESULT: PASS" and a second boot, with one module's
 # BTF corrupted (kernel-build/corrupt-btf.py), shows "RESULT: FAIL" naming that module.
 #
-#   scripts/kernel-build.sh [--clean] [6.12|6.1|7.2]      # default 6.12
+#   scripts/kernel-build.sh [--clean] [6.12|6.1|7.2|7.3]  # default 6.12
 #   PAHOLE=pahole scripts/kernel-build.sh 6.1               # the comparison run with pahole
 #
 # Sources: 6.12 and 6.1 are the machine's linux-source-<ver> package (installed when missing);
-# 7.2 is the newest linux-source-7.* of Debian unstable, fetched with a private apt
-# configuration under the work dir (kernel-build/fetch-sid-source.sh: nothing installed, the
-# machine's apt sources untouched); the package and version are printed and in summary.txt.
+# 7.2 is Debian unstable's linux-source-7.2, 7.3 experimental's linux-source-7.3, fetched with
+# a private apt configuration under the work dir (kernel-build/fetch-debian-source.sh: nothing
+# installed, the machine's apt sources untouched); the package and version are printed and in
+# summary.txt.
 # PAHOLE: the encoder, a name on PATH or a path; unset, dwarf2btf built here with cargo build
 # --release (in $CARGO_TARGET_DIR when set). Kconfig reads `$PAHOLE --version` (v1.NN).
 # Work dir: ${DWARF2BTF_CACHE:-~/.cache/dwarf2btf}/kernel-build/<ver>/: the source extracted
-# once from its linux-source tarball (again when the package version changes; 7.2: sid/ holds
+# once from its linux-source tarball (again when the package version changes; 7.x: unstable/ or
+# experimental/ holds
 # the apt state, the .deb and its unpacked tarball), and build-<basename of PAHOLE>/ (O= build
 # dir) holding pahole-wrapper (the PAHOLE that make sees; it runs encoder/<name>, a copy of the
 # encoder binary taken at the start of the run), pahole-calls.log (every call with its
 # exit status and time), encoder-inputs/ (a copy of every ELF before the encoder rewrote it,
 # at its path in the build dir; the --btf_base vmlinux of the module calls in btf_base/),
 # encoder-outputs/ (7.x: a copy of each detached output, which gen-btf.sh deletes),
-# vmlinux.BTF (7.2), build.log, initramfs.cpio, console.log and summary.txt.
+# vmlinux.BTF (7.x), build.log, initramfs.cpio, console.log and summary.txt.
 # Each run redoes the config, deletes vmlinux and the .ko files so that the encoder runs
 # again on all of them, and reuses the compiled objects; --clean starts the build dir afresh.
 # Time on 2 cores (measured): a first build 8-14 minutes for 6.12 and 6-10 for 6.1 (more when
@@ -57,9 +60,9 @@ VER=6.12
 for a in "$@"; do
   case $a in
     --clean) CLEAN=1 ;;
-    6.12|6.1|7.2) VER=$a ;;
+    6.12|6.1|7.2|7.3) VER=$a ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "usage: $0 [--clean] [6.12|6.1|7.2]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--clean] [6.12|6.1|7.2|7.3]" >&2; exit 2 ;;
   esac
 done
 JOBS=${KB_JOBS:-$(nproc)}
@@ -74,17 +77,25 @@ say() { echo "== $*"; }
 die() { echo "kernel-build: error: $*" >&2; exit 1; }
 
 W=${DWARF2BTF_CACHE:-$HOME/.cache/dwarf2btf}/kernel-build/$VER
+# Where the source comes from: the machine's apt sources (6.x), Debian unstable (7.2) or
+# experimental (7.3); 7.x builds use the gen-btf.sh flow and have an oracle.
+case $VER in
+  7.2) SUITE=unstable ;;
+  7.3) SUITE=experimental ;;
+  *) SUITE=machine ;;
+esac
+SEVEN=0; [ "$SUITE" = machine ] || SEVEN=1
 mkdir -p "$W"
 
 # ---- tools (installed when missing), and the source: 6.x from the machine's apt sources,
-# 7.2 as the newest linux-source-7.* of Debian sid (a private apt configuration under $W/sid,
+# 7.x from Debian unstable or experimental (a private apt configuration under $W/$SUITE,
 # nothing installed)
 TOOLS=(build-essential bc bison flex libssl-dev libelf-dev cpio kmod dwarves qemu-system-x86
   xz-utils binutils bpftool)
-if [ "$VER" = 7.2 ]; then
+if [ "$SUITE" != machine ]; then
   "$REPO/scripts/apt-install.sh" "${TOOLS[@]}"
-  read -r SRC_PKG SRC_VERSION TARBALL < <("$REPO/scripts/kernel-build/fetch-sid-source.sh" "$W/sid") \
-    || die "could not fetch linux-source-7.* from Debian sid"
+  read -r SRC_PKG SRC_VERSION TARBALL < <("$REPO/scripts/kernel-build/fetch-debian-source.sh" \
+    "$W/$SUITE" "$SUITE" "linux-source-$VER") || die "could not fetch linux-source-$VER from Debian $SUITE"
 else
   "$REPO/scripts/apt-install.sh" "${TOOLS[@]}" "linux-source-$VER"
   SRC_PKG=linux-source-$VER
@@ -209,7 +220,7 @@ say "configuring (tinyconfig + BTF) in $B"
   --module EXT2_FS --enable EXT2_FS_XATTR --module CRC_ITU_T --module BLK_DEV_LOOP
 # From 7.x CRC_ITU_T has no prompt: OMFS_FS (=m) selects it, a fifth module that needs another.
 MODS_M=(EXT2_FS FS_MBCACHE CRC_ITU_T BLK_DEV_LOOP)
-if [ "$VER" = 7.2 ]; then
+if [ "$SEVEN" = 1 ]; then
   "$SRC/scripts/config" --file "$B/.config" --enable MISC_FILESYSTEMS --module OMFS_FS
   MODS_M+=(OMFS_FS)
 fi
@@ -287,7 +298,7 @@ echo "   $SIZES"; for m in "${MODS[@]}"; do echo "   $m"; done
 # sorts by name and objcopy embeds; .tmp_vmlinux1 must be left byte for byte as it was.
 TMPV=$(cd "$B/encoder-inputs" && ls -a | grep -m1 '^\.tmp_vmlinux' || true)
 [ -n "$TMPV" ] || die "the encoder was not run on a .tmp_vmlinux file"
-if [ "$VER" = 7.2 ]; then
+if [ "$SEVEN" = 1 ]; then
   DETACHED=$B/encoder-outputs/$TMPV.BTF.1
   [ -s "$DETACHED" ] || die "the encoder wrote no detached $TMPV.BTF.1 (is this the 7.x gen-btf.sh flow?)"
   cmp -s "$B/$TMPV" "$B/encoder-inputs/$TMPV" || die "$TMPV changed: a detached encoding must not write into its input"
@@ -303,14 +314,14 @@ else
 fi
 echo "   $INPLACE"
 
-# ---- 7.2: vmlinux's BTF equals pahole HEAD's, byte for byte, header and layout included
+# ---- 7.x: vmlinux's BTF equals pahole's, byte for byte, header and layout included
 # (scripts/kernel-build/oracle.sh; the oracle and how it was made: tests/data/README.md)
-ORACLE="not compared (only 7.2 has an oracle)"
+ORACLE="not compared (only the 7.x builds have an oracle)"
 ORACLE_OK=1
-if [ "$VER" = 7.2 ]; then
+if [ "$SEVEN" = 1 ]; then
   # shellcheck source=kernel-build/oracle.sh
   . "$REPO/scripts/kernel-build/oracle.sh"
-  compare_with_oracle "$REPO/tests/data/kernel-build-7.2"
+  compare_with_oracle "$REPO/tests/data/kernel-build-$VER"
 fi
 
 # ---- initramfs
@@ -401,7 +412,7 @@ fi
   echo "$INPLACE"
   echo "boot ($ACCEL_USED):          $BOOT in ${BOOT_SECS}s (console: $LOGF)"
   echo "negative control:    $NEGATIVE"
-  echo "vs pahole HEAD:      $ORACLE"
+  echo "vs pahole:           $ORACLE"
   echo "build dir:           $B"
   echo "encoder inputs:      $B/encoder-inputs"
 } > "$B/summary.txt"
@@ -414,4 +425,4 @@ if [ "$BOOT" != PASS ]; then
   tail -n 40 "$LOGF" >&2
   exit 1
 fi
-[ "$ORACLE_OK" = 1 ] || die "vmlinux's BTF differs from pahole HEAD's oracle: $ORACLE"
+[ "$ORACLE_OK" = 1 ] || die "vmlinux's BTF differs from pahole's oracle: $ORACLE"

@@ -196,7 +196,7 @@ fn ci_fails_when_a_required_check_skipped() {
         run(&mut cmd).status.code()
     };
     let required = "btf_load: kernel_accepts_deduplicated_vmlinux_btf: not root\n";
-    let pinned = "kernel: needs pahole HEAD's output for the pinned image (build ID 01d2), and x has build ID none\n";
+    let pinned = "kernel: needs pahole's output for the pinned image (build ID 01d2), and x has build ID none\n";
     assert_eq!(verdict(required, true), Some(1));
     assert_eq!(verdict(&format!("{pinned}{required}"), true), Some(1));
     assert_eq!(verdict(required, false), Some(0));

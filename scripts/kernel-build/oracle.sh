@@ -1,20 +1,25 @@
-# Sourced by scripts/kernel-build.sh (7.2): compares the build's vmlinux BTF with pahole HEAD's
-# for the same build, committed under tests/data/kernel-build-7.2/ (tests/data/README.md says
-# how it was made), byte for byte, header and layout section included. Two files:
+# Sourced by scripts/kernel-build.sh (7.2, 7.3): compares the build's vmlinux BTF with pahole's
+# for the same build, committed under tests/data/kernel-build-VER/ (tests/data/README.md says
+# how it was made), byte for byte. For each of
 #
-#   vmlinux.pahole-head.btf.xz       the .BTF section of vmlinux (what the kernel loads as
-#                                    /sys/kernel/btf/vmlinux: the encoder's output after
-#                                    resolve_btfids sorted it by name)
-#   tmp_vmlinux1.pahole-head.btf.xz  the encoder's own output for .tmp_vmlinux1
-#                                    (--btf_encode_detached=.tmp_vmlinux1.BTF.1, before
-#                                    resolve_btfids), which the sort could not hide a change in
+#   vmlinux          the .BTF section of vmlinux (what the kernel loads as
+#                    /sys/kernel/btf/vmlinux: the encoder's output after resolve_btfids sorted
+#                    it by name)
+#   tmp_vmlinux1     the encoder's own output for .tmp_vmlinux1
+#                    (--btf_encode_detached=.tmp_vmlinux1.BTF.1, before resolve_btfids), which
+#                    the sort could not hide a change in
+#
+# the expected file is NAME.pahole-1.32.btf.xz's type and string sections (Debian's pahole
+# 1.32, built against libbpf 1.7.0, has no `layout`) inside NAME.pahole-head.btf.xz's 32-byte
+# header and kind layout section, laid out as libbpf 1.8 lays them (types, layout, strings):
+# the header and layout as pahole HEAD writes them, the types as the release does.
 #
 # The oracle holds only for the inputs in its source.txt (the linux-source package and
-# version, gcc and ld): when this machine's differ (sid moved on), the comparison is skipped,
-# said on stdout and written to $KB_SKIPPED when set (scripts/test.sh lists it; CI accepts it
-# as a limit, scripts/skip-verdict.sh). KB_ORACLE=0 skips it too (the run that makes the
-# oracle). Uses $B, $VER, $TMPV, $DETACHED, $SRC_PKG, $SRC_VERSION and $RUN / $REPO from
-# kernel-build.sh; sets ORACLE (one line for the summary) and ORACLE_OK (0: a difference).
+# version, gcc and ld): when this machine's differ (Debian moved on), the comparison is
+# skipped, said on stdout and written to $KB_SKIPPED when set (scripts/test.sh lists it; CI
+# accepts it as a limit, scripts/skip-verdict.sh). KB_ORACLE=0 skips it too (the run that
+# makes the oracle). Uses $B, $VER, $TMPV, $DETACHED, $SRC_PKG, $SRC_VERSION and $RUN / $REPO
+# from kernel-build.sh; sets ORACLE (one line for the summary) and ORACLE_OK (0: a difference).
 
 # The current value of each input that source.txt names (same format: "key value").
 oracle_inputs() {
@@ -23,17 +28,38 @@ oracle_inputs() {
   echo "ld $(ld --version | head -n 1)"
 }
 
-# oracle_cmp NAME ORACLE_XZ FILE: 0 when FILE equals the decompressed oracle; else prints the
+# expected_btf RELEASE_XZ HEAD_XZ OUT: writes the expected file (see the top of this file).
+expected_btf() {
+  python3 - "$1" "$2" "$3" <<'EOF'
+import lzma, struct, sys
+rel = lzma.open(sys.argv[1]).read()
+head = lzma.open(sys.argv[2]).read()
+def section(d, off_at):
+    hdr = struct.unpack_from('<I', d, 4)[0]
+    off, length = struct.unpack_from('<II', d, off_at)
+    return d[hdr + off:hdr + off + length]
+types, strings = section(rel, 8), section(rel, 16)
+hdr_len, type_off, type_len, str_off, _, layout_off, layout_len = struct.unpack_from('<7I', head, 4)
+assert (hdr_len, type_off, layout_off, str_off) == (32, 0, type_len, type_len + layout_len), \
+    'pahole HEAD oracle is not laid out as types, layout, strings'
+layout = head[32 + layout_off:32 + layout_off + layout_len]
+t = len(types)
+out = head[:8] + struct.pack('<6I', 0, t, t + layout_len, len(strings), t, layout_len)
+open(sys.argv[3], 'wb').write(out + types + layout + strings)
+EOF
+}
+
+# oracle_cmp NAME DIR FILE: 0 when FILE equals the expected file for NAME; else prints the
 # first differing byte and dwarf2btf's first type-level differences and returns 1.
 oracle_cmp() {
-  local name=$1 xz=$2 file=$3 want=$B/oracle/$1.btf d2b
+  local name=$1 dir=$2 file=$3 want=$B/oracle/$1.btf d2b
   mkdir -p "$B/oracle"
-  xz -dc "$xz" > "$want"
+  expected_btf "$dir/$name.pahole-1.32.btf.xz" "$dir/$name.pahole-head.btf.xz" "$want"
   if cmp -s "$want" "$file"; then
-    echo "   $name: equal to pahole HEAD's ($(stat -c %s "$file") bytes)"
+    echo "   $name: equal to pahole's ($(stat -c %s "$file") bytes)"
     return 0
   fi
-  echo "   $name: DIFFERS from pahole HEAD's: $(stat -c %s "$file") bytes against $(stat -c %s "$want")" >&2
+  echo "   $name: DIFFERS from pahole's: $(stat -c %s "$file") bytes against $(stat -c %s "$want")" >&2
   echo "   first difference: $(cmp "$want" "$file" 2>&1 | head -n 1) (oracle first)" >&2
   d2b=$RUN
   "$d2b" diff --help 2>&1 | grep -q 'Compare two BTFs' || d2b=${CARGO_TARGET_DIR:-$REPO/target}/release/dwarf2btf
@@ -57,20 +83,20 @@ compare_with_oracle() {
   [ -f "$dir/source.txt" ] || die "no oracle for $VER: $dir/source.txt is missing"
   have=$(oracle_inputs)
   if [ "$have" != "$(cat "$dir/source.txt")" ]; then
-    ORACLE="skipped: needs pahole HEAD's output for these inputs (the oracle is for $(head -n 1 "$dir/source.txt" | cut -d' ' -f2-); regenerate it, tests/data/README.md)"
-    echo "   SKIP vmlinux BTF vs pahole HEAD: inputs differ from $dir/source.txt:"
+    ORACLE="skipped: needs pahole's output for these inputs (the oracle is for $(head -n 1 "$dir/source.txt" | cut -d' ' -f2-); regenerate it, tests/data/README.md)"
+    echo "   SKIP vmlinux BTF vs pahole: inputs differ from $dir/source.txt:"
     diff <(cat "$dir/source.txt") <(echo "$have") | sed 's/^/     /' || true
     if [ -n "${KB_SKIPPED:-}" ]; then
       mkdir -p "$(dirname "$KB_SKIPPED")"
-      echo "kernel-build.sh $VER: vmlinux BTF vs pahole HEAD $ORACLE" >> "$KB_SKIPPED"
+      echo "kernel-build.sh $VER: vmlinux BTF vs pahole $ORACLE" >> "$KB_SKIPPED"
     fi
     return
   fi
   ORACLE_OK=1
-  oracle_cmp vmlinux "$dir/vmlinux.pahole-head.btf.xz" "$B/vmlinux.BTF" || ORACLE_OK=0
-  oracle_cmp tmp_vmlinux1 "$dir/tmp_vmlinux1.pahole-head.btf.xz" "$DETACHED" || ORACLE_OK=0
+  oracle_cmp vmlinux "$dir" "$B/vmlinux.BTF" || ORACLE_OK=0
+  oracle_cmp tmp_vmlinux1 "$dir" "$DETACHED" || ORACLE_OK=0
   if [ "$ORACLE_OK" = 1 ]; then
-    ORACLE="byte-identical to pahole HEAD's (vmlinux .BTF $(stat -c %s "$B/vmlinux.BTF") bytes, $TMPV.BTF.1 $(stat -c %s "$DETACHED") bytes)"
+    ORACLE="byte-identical to pahole's (pahole 1.32's types and strings, pahole HEAD's header and layout; vmlinux .BTF $(stat -c %s "$B/vmlinux.BTF") bytes, $TMPV.BTF.1 $(stat -c %s "$DETACHED") bytes)"
   else
     ORACLE="DIFFERS (lines above; this build's files: $B/vmlinux.BTF, $DETACHED; the oracle's: $B/oracle/)"
   fi

@@ -354,7 +354,7 @@ fn pinned(what: &str, input: &Path, found: Option<String>) -> bool {
         return true;
     }
     let why = format!(
-        "needs pahole HEAD's output for the pinned image (build ID {PINNED_BUILD_ID}), and {} has build ID {}",
+        "needs pahole's output for the pinned image (build ID {PINNED_BUILD_ID}), and {} has build ID {}",
         input.display(),
         found.as_deref().unwrap_or("none")
     );

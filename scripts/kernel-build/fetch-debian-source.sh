@@ -1,32 +1,34 @@
 #!/usr/bin/env bash
-# Fetches the newest linux-source-7.* that Debian unstable (sid) has, through a private apt
-# configuration under DIR (the machine's own sources and package database are not touched, and
-# nothing is installed), unpacks the .deb under DIR/deb/ and prints, on stdout, one line:
+# Fetches linux-source-VER from a Debian suite (7.2 from unstable, 7.3 from experimental)
+# through a private apt configuration under DIR (the machine's own sources and package
+# database are not touched, and nothing is installed), unpacks the .deb under DIR/deb/ and
+# prints, on stdout, one line:
 #
 #   PACKAGE VERSION TARBALL        e.g. linux-source-7.2 7.2.13-1 DIR/deb/usr/src/linux-source-7.2.tar.xz
 #
-#   scripts/kernel-build/fetch-sid-source.sh DIR
+#   scripts/kernel-build/fetch-debian-source.sh DIR SUITE PACKAGE
 #
-# DIR/apt/ holds the sid sources list, an empty dpkg status, the package lists and apt's cache.
-# The lists are refreshed on every run (sid moves); the .deb is kept in DIR/debs/ and unpacked
-# again only when the version changes. Needs apt-get and dpkg-deb; apt downloads as the caller
-# (APT::Sandbox::User), since _apt may not reach DIR.
+# DIR/apt/ holds the suite's sources list, an empty dpkg status, the package lists and apt's
+# cache. The lists are refreshed on every run (unstable and experimental move); the .deb is
+# kept in DIR/debs/ and unpacked again only when the version changes. Needs apt-get and
+# dpkg-deb; apt downloads as the caller (APT::Sandbox::User), since _apt may not reach DIR.
 set -euo pipefail
 
-DIR=${1:?usage: fetch-sid-source.sh DIR}
-die() { echo "fetch-sid-source: error: $*" >&2; exit 1; }
+USAGE="usage: fetch-debian-source.sh DIR SUITE PACKAGE"
+DIR=${1:?$USAGE}
+SUITE=${2:?$USAGE}
+PKG=${3:?$USAGE}
+die() { echo "fetch-debian-source: error: $*" >&2; exit 1; }
 mkdir -p "$DIR/debs"
 # shellcheck source=../private-apt.sh
 . "$(dirname "$0")/../private-apt.sh"
-private_apt "$DIR" sid || die "apt-get update for sid failed (is deb.debian.org reachable?)"
-PKG=$(apt-cache "${APT[@]}" search --names-only '^linux-source-7\.[0-9]+$' | awk '{print $1}' | sort -V | tail -n 1)
-[ -n "$PKG" ] || die "Debian sid has no linux-source-7.* package"
+private_apt "$DIR" "$SUITE" || die "apt-get update for $SUITE failed (is deb.debian.org reachable?)"
 VERSION=$(apt-cache "${APT[@]}" show "$PKG" | awk '/^Version: / {print $2}' | sort -V | tail -n 1)
-[ -n "$VERSION" ] || die "apt-cache shows no version of $PKG"
+[ -n "$VERSION" ] || die "Debian $SUITE has no $PKG"
 
 DEB=$(ls "$DIR/debs/${PKG}_${VERSION//:/%3a}_"*.deb 2>/dev/null | head -n 1 || true)
 if [ -z "$DEB" ]; then
-  echo "fetch-sid-source: downloading $PKG $VERSION" >&2
+  echo "fetch-debian-source: downloading $PKG $VERSION from $SUITE" >&2
   (cd "$DIR/debs" && apt-get "${APT[@]}" download -qq "$PKG=$VERSION" >&2) \
     || die "apt-get download $PKG=$VERSION failed"
   DEB=$(ls "$DIR/debs/${PKG}_${VERSION//:/%3a}_"*.deb 2>/dev/null | head -n 1 || true)
