@@ -2,8 +2,8 @@
 # The whole test suite, from a fresh Debian machine: installs the test dependencies, fetches
 # the reference kernel and its modules (cached), runs the unit/integration tests (release
 # mode: the kernel tests encode a real vmlinux and 24 modules), the loom model-checking suite,
-# and builds and boots real kernels (Debian's 6.12 and 6.1, and sid's 7.2, whose vmlinux BTF
-# must equal pahole HEAD's committed one) with dwarf2btf as PAHOLE.
+# and builds and boots real kernels (Debian's 6.12 and 6.1, unstable's 7.2 and experimental's
+# 7.3, whose vmlinux BTF must equal pahole's committed one) with dwarf2btf as PAHOLE.
 #
 #   scripts/test.sh                       # everything (about 25-30 minutes on 2 cores)
 #   KERNEL_BUILDS="" scripts/test.sh      # without the kernel builds
@@ -124,7 +124,8 @@ done
 # emulation (a reduced run: the other designs share nothing unsafe; own target dir).
 CARGO_TARGET_DIR=target/miri cargo +nightly miri test --lib -- functions::table::shared::
 # real kernels built with dwarf2btf as PAHOLE, booted under qemu, accepting their own BTF;
-# a 7.2 comparison with pahole HEAD that cannot run (sid moved on) is listed with the skips
-for version in ${KERNEL_BUILDS-6.12 6.1 7.2}; do
+# a 7.x comparison with pahole's output that cannot run (Debian moved on) is listed with the
+# skips
+for version in ${KERNEL_BUILDS-6.12 6.1 7.2 7.3}; do
   KB_SKIPPED=$SKIPPED scripts/kernel-build.sh "$version"
 done
