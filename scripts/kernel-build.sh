@@ -369,6 +369,9 @@ if grep -q '^RESULT: PASS' "$LOGF"; then BOOT=PASS; else BOOT=FAIL; fi
 # pointing at a type id that does not exist) must give RESULT: FAIL naming that module, or
 # the PASS above proves nothing. KB_NEGATIVE=0 skips it.
 NEGATIVE="not run"
+if [ "${KB_NEGATIVE:-1}" != 1 ] && [ -n "${KB_SKIPPED:-}" ]; then
+  echo "kernel-build.sh $VER: negative control not run (KB_NEGATIVE=$KB_NEGATIVE)" >> "$KB_SKIPPED"
+fi
 if [ "$BOOT" = PASS ] && [ "${KB_NEGATIVE:-1}" = 1 ]; then
   say "negative control: one module's BTF corrupted"
   victim=

@@ -435,11 +435,19 @@ pub(crate) fn modules() -> Option<PathBuf> {
 }
 
 /// How many random cases a test runs: `$VAR` when set, else `default`.
+/// Fewer than `default` (none, with `VAR=0`) is recorded as a skip, so that a run that checked
+/// less says so.
 pub(crate) fn cases_from_env(var: &str, default: u64) -> u64 {
-    std::env::var(var)
+    let cases = std::env::var(var)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+        .unwrap_or(default);
+    if cases < default {
+        record_skip(&format!(
+            "{var}={cases}: {cases} random cases instead of {default}"
+        ));
+    }
+    cases
 }
 
 /// A small xorshift generator for seeded random tests (no dependency, same sequence
