@@ -168,6 +168,11 @@ pub(crate) fn create_temp(tmp: &Path) -> std::io::Result<File> {
         .create_new(true)
         .mode(0o600)
         .open(tmp)
+        .map_err(|e| {
+            // The directory is what refused (read-only, not writable by this user, full).
+            let dir = parent(tmp).display();
+            std::io::Error::new(e.kind(), format!("cannot create a file in {dir}: {e}"))
+        })
 }
 
 /// The mode a new file gets from `open(O_CREAT, 0666)`: 0666 less the process's umask
