@@ -61,18 +61,19 @@ fn supported_features_are_accepted_strictly() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
 }
 
+/// The first fixture encoded with `flags` into `NAME.btf` in the CLI scratch directory, which
+/// must succeed; its bytes.
+fn build(name: &str, flags: &[&str]) -> Vec<u8> {
+    let out = scratch("cli").join(format!("{name}.btf"));
+    let o = encode(&fixtures()[0].path, &out, flags);
+    assert!(o.status.success(), "{}", text(&o));
+    std::fs::read(out).unwrap()
+}
+
 /// `--features` is pahole 1.32's other spelling of `--btf_features`, and `force_cu_merging`
 /// (one CU for the whole input, in pahole) leaves the output as it is.
 #[test]
 fn features_spelling_and_force_cu_merging() {
-    let fixture = &fixtures()[0];
-    let dir = scratch("cli");
-    let build = |name: &str, flags: &[&str]| {
-        let out = dir.join(format!("{name}.btf"));
-        let o = encode(&fixture.path, &out, flags);
-        assert!(o.status.success(), "{}", text(&o));
-        std::fs::read(out).unwrap()
-    };
     let plain = build("btf-features", &["--btf_features=var,float"]);
     assert_ne!(plain, build("var-only", &["--btf_features=var"]));
     assert_eq!(build("features", &["--features=var,float"]), plain);
@@ -89,14 +90,6 @@ fn features_spelling_and_force_cu_merging() {
 /// so a legacy flag before it is lost and one after it counts; later lists add to it.
 #[test]
 fn legacy_flags_before_the_first_feature_list_are_reset() {
-    let fixture = &fixtures()[0];
-    let dir = scratch("cli");
-    let build = |name: &str, flags: &[&str]| {
-        let out = dir.join(format!("{name}.btf"));
-        let o = encode(&fixture.path, &out, flags);
-        assert!(o.status.success(), "{}", text(&o));
-        std::fs::read(out).unwrap()
-    };
     let plain = build("plain", &["--btf_features=var"]);
     let floats = build("floats", &["--btf_features=var,float"]);
     assert_ne!(plain, floats, "the fixture must have floating-point types");
