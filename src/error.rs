@@ -40,12 +40,12 @@ pub enum Error {
         reason: String,
     },
     /// A compile unit's DWARF cannot be decoded.
-    #[error("{path}: invalid DWARF in CU at .debug_info+{cu_offset:#x}: {reason}")]
+    #[error("{path}: invalid DWARF at .debug_info+{offset:#x}: {reason}")]
     BadDwarf {
         /// The ELF file.
         path: PathBuf,
         /// Where in `.debug_info` (bytes): the failing DIE when known, else the CU header.
-        cu_offset: u64,
+        offset: u64,
         /// What is wrong with it.
         reason: String,
     },
@@ -93,6 +93,17 @@ pub enum Error {
         /// The base file.
         path: PathBuf,
         /// What is wrong with it (the first problem, and how many more).
+        reason: String,
+    },
+    /// The BTF encoded from an input breaks the kernel's rules (`verify`'s checks): writing
+    /// it would give a file every kernel refuses, so nothing is written.
+    #[error(
+        "{path}: the BTF encoded from it breaks the kernel's rules, nothing written: {reason}"
+    )]
+    RejectedOutput {
+        /// The input.
+        path: PathBuf,
+        /// The first problem, and how many more.
         reason: String,
     },
     /// An encoding worker ended without sending the chunk of a batch it had claimed (it

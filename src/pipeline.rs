@@ -197,6 +197,20 @@ pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
     summary.types = btf.type_cnt() - btf.start_id();
     drop(elf);
     drop(input);
+    // The last guard: BTF the kernel would refuse is never written. (What the DWARF can
+    // make BTF refuse is refused earlier, naming the DIE; this catches the rest.) Without
+    // dedup the output is the encoder's raw material, for a dedup elsewhere (libbpf's, in
+    // tests/dedup_libbpf.rs): a kernel's is over BTF's type limit before dedup.
+    let guarded = !config.no_dedup;
+    if let Some(reason) = guarded
+        .then(|| crate::btf::verify::first_problem(&btf))
+        .flatten()
+    {
+        return Err(Error::RejectedOutput {
+            path: config.input.clone(),
+            reason,
+        });
+    }
     progress.phase("writing");
     summary.bytes = write_output(btf, config)?;
     summary.phases.push(start.end("write"));
@@ -280,7 +294,7 @@ pub fn encode(
     let headers = unit_headers_releasing(&dwarf, path, &release)?;
     let units = UnitIndex::new(&dwarf, headers).map_err(|e| Error::BadDwarf {
         path: path.to_path_buf(),
-        cu_offset: 0,
+        offset: 0,
         reason: format!("bad .debug_types unit header: {e}"),
     })?;
     let headers = units.headers();

@@ -15,12 +15,12 @@ const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fetch-kernel.
 fn pinned_build_id_is_the_one_the_tests_check() {
     let o = run_ok(Command::new(SCRIPT).arg("--build-id"));
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), PINNED_BUILD_ID);
-    // And the cached reference vmlinux, when there, is recognised as that image or not.
+    // And the cached reference vmlinux, when there, has a build ID to recognise it by: the
+    // pinned image's, or a fallback kernel's (whose comparisons with the pinned image's
+    // oracles skip, each saying so).
     if let Some(v) = vmlinux() {
         let id = build_id(&v).expect("the reference vmlinux has a build ID");
-        if id != PINNED_BUILD_ID {
-            record_skip("pinned_build_id_is_the_one_the_tests_check: a fallback kernel");
-        }
+        println!("reference vmlinux {}: build ID {id}", v.display());
     }
 }
 

@@ -14,15 +14,59 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-/// A tmpfs mounted for one test, unmounted when dropped.
+/// Set in the environment of a test run again inside its own mount namespace.
+const IN_MOUNT_NAMESPACE: &str = "DWARF2BTF_TEST_IN_MOUNT_NAMESPACE";
+
+/// Whether the calling test, `test`, is to go on here: true inside a private mount namespace
+/// (`unshare --mount`), where its tmpfs mounts end with the process however it ends (a
+/// killed run leaves nothing mounted on the machine). Outside one, the test runs itself
+/// again in one (this binary, `--exact test`), checks that it passed there, and is done:
+/// false. Where namespaces are not permitted, the skip is recorded and the answer is false.
+fn in_own_mount_namespace(test: &str) -> bool {
+    if std::env::var_os(IN_MOUNT_NAMESPACE).is_some() {
+        return true;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let o = Command::new("unshare")
+        .args(["--mount", "--propagation", "private"])
+        .arg(&exe)
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(IN_MOUNT_NAMESPACE, "1")
+        .output();
+    match o {
+        Ok(o) if o.status.success() => {
+            let out = text(&o);
+            print!("{out}");
+            assert!(
+                out.contains("test result: ok. 1 passed"),
+                "{test} did not run in its own mount namespace:\n{out}"
+            );
+        }
+        Ok(o) if String::from_utf8_lossy(&o.stderr).starts_with("unshare: ") => {
+            record_skip(&format!(
+                "{test}: no private mount namespace: {}",
+                text(&o).trim()
+            ));
+        }
+        Ok(o) => panic!("{test}, in its own mount namespace:\n{}", text(&o)),
+        Err(e) => record_skip(&format!("{test}: cannot run unshare: {e}")),
+    }
+    false
+}
+
+/// A tmpfs mounted for one test (in its own mount namespace: [`in_own_mount_namespace`]),
+/// unmounted when dropped.
 struct Tmpfs(PathBuf);
 
 impl Tmpfs {
     /// Mounts a tmpfs of `size` bytes on a fresh scratch directory `name`; `None` (a visible
     /// skip) when mounting is not permitted here.
     fn mount(what: &str, name: &str, size: usize) -> Option<Tmpfs> {
+        assert!(
+            std::env::var_os(IN_MOUNT_NAMESPACE).is_some(),
+            "{what}: a tmpfs is mounted only in a test's own mount namespace"
+        );
         let dir = scratch(name);
-        let _ = Command::new("umount").arg(&dir).output();
         let o = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(&dir)
@@ -127,6 +171,9 @@ fn populate(dir: &Path) {
 #[test]
 fn full_file_system() {
     let what = "full_file_system";
+    if !in_own_mount_namespace(what) {
+        return;
+    }
     let Some(fs) = Tmpfs::mount(what, "write_full", 256 << 10) else {
         return;
     };
@@ -164,6 +211,9 @@ fn file_size_limit() {
 #[test]
 fn read_only_directory() {
     let what = "read_only_directory";
+    if !in_own_mount_namespace(what) {
+        return;
+    }
     let Some(fs) = Tmpfs::mount(what, "write_ro", 1 << 20) else {
         return;
     };

@@ -41,16 +41,18 @@ pub struct ElfInput<'a> {
     pub base: BaseChoice<'a>,
     /// What the harness does to the debug sections first.
     pub compression: Compression,
+    /// The first run writes to a character device (the harness's own), not a regular file.
+    pub device_output: bool,
     /// The file to encode.
     pub object: &'a [u8],
 }
 
 impl<'a> ElfInput<'a> {
     /// Splits `data`: byte 0 holds the options, bits 0-1 the jobs less one, bits 2-3 the design
-    /// (shared, dashmap, save-merge, private), bits 4-5 the base (0 fixed, 1 and 3 from the
-    /// input, 2 none), bits 6-7 the compression (0 and 3 none, 1 zlib, 2 zstd). With the base
-    /// from the input, two bytes (little-endian) give its length and the base follows. What
-    /// remains is the file. Option byte 0 is the target's original run: one job, the shared
+    /// (shared, dashmap, save-merge, private), bits 4-5 the base (0 fixed, 1 from the input, 2
+    /// none, 3 from the input with the first run's output a character device), bits 6-7 the
+    /// compression (0 and 3 none, 1 zlib, 2 zstd). With the base from the input, two bytes
+    /// (little-endian) give its length and the base follows. What remains is the file. Option byte 0 is the target's original run: one job, the shared
     /// table, the fixed base, the file as given.
     pub fn parse(data: &'a [u8]) -> Self {
         let (opts, mut rest) = match data.split_first() {
@@ -89,6 +91,7 @@ impl<'a> ElfInput<'a> {
             design,
             base,
             compression,
+            device_output: (opts >> 4) & 3 == 3,
             object: rest,
         }
     }
@@ -104,6 +107,7 @@ impl<'a> ElfInput<'a> {
         };
         let (base, base_bytes): (u8, &[u8]) = match self.base {
             BaseChoice::Fixed => (0, &[]),
+            BaseChoice::Input(b) if self.device_output => (3, b),
             BaseChoice::Input(b) => (1, b),
             BaseChoice::None => (2, &[]),
         };
@@ -113,7 +117,7 @@ impl<'a> ElfInput<'a> {
             Compression::Zstd => 2,
         };
         let mut out = vec![jobs | design << 2 | base << 4 | compression << 6];
-        if base == 1 {
+        if base & 1 == 1 {
             let len = u16::try_from(base_bytes.len()).expect("a base under 64 KiB");
             out.extend_from_slice(&len.to_le_bytes());
             out.extend_from_slice(base_bytes);

@@ -124,8 +124,24 @@ thread_local! {
     static SCRATCH: tempfile::TempDir = {
         let dir = tempfile::tempdir().expect("a temporary directory");
         std::fs::write(dir.path().join("base.btf"), BASE_BTF).expect("the base is written");
+        // A character device of the harness's own (the null device's numbers), for the
+        // outputs that are devices: a bug that replaced it would not touch /dev/null. Only
+        // root may make one; otherwise those outputs are regular files.
+        let _ = std::process::Command::new("mknod")
+            .arg(dir.path().join(DEVICE))
+            .args(["c", "1", "3"])
+            .output();
         dir
     };
+}
+
+/// The scratch directory's character device ([`SCRATCH`]).
+const DEVICE: &str = "null-device";
+
+/// Whether `path` is a character device.
+fn is_device(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device())
 }
 
 fn every_feature() -> Features {
@@ -149,14 +165,23 @@ fn every_feature() -> Features {
     }
 }
 
-/// One run of the encoder on `input`, as the command line with these options runs it.
+/// One run of the encoder on `input`, as the command line with these options runs it: its
+/// error message, if it fails. What a run that succeeds writes must pass `verify`
+/// ([`check_written`]).
 fn encode(
     input: &Path,
     output: Output,
     base: Option<PathBuf>,
     features: Features,
     opts: &ElfInput,
-) {
+) -> Result<(), String> {
+    // An output left by an earlier run must not pass for this one's (a device stays).
+    if let Output::Detached(path) = &output {
+        if path.is_file() {
+            std::fs::remove_file(path).expect("the old output is removed");
+        }
+    }
+    let before = std::fs::read(input).expect("the input reads");
     let config = Config {
         input: input.to_path_buf(),
         output,
@@ -171,7 +196,57 @@ fn encode(
         stats: false,
         trace_saves: false,
     };
-    let _ = pipeline::run(&config, pipeline::Host::quiet());
+    pipeline::run(&config, pipeline::Host::quiet()).map_err(|e| e.to_string())?;
+    check_written(&config, &before);
+    Ok(())
+}
+
+/// The BTF a successful run wrote passes `verify`: the detached file, or the `.BTF` of the
+/// rewritten input (`before` is the input as it was: a file left as it was holds nothing the
+/// run wrote) on its base: the `.BTF.base` the run wrote beside it (`distilled_base`), else
+/// the `--btf_base` it was given. A run that exits 0 with BTF the kernel rejects is a bug.
+pub fn check_written(config: &Config, before: &[u8]) {
+    let (btf, base) = match &config.output {
+        Output::Detached(path) if !path.is_file() => return, // a device, or nothing written
+        Output::Detached(path) => {
+            let btf = std::fs::read(path).expect("the output reads");
+            (btf, config.base.as_deref().map(base_from_file))
+        }
+        Output::InPlace => {
+            let after = std::fs::read(&config.input).expect("the rewritten input reads");
+            if after == before {
+                return;
+            }
+            let btf = section(&after, ".BTF").expect("a rewritten input has a .BTF");
+            let base = config
+                .base
+                .as_deref()
+                .map(|path| match section(&after, ".BTF.base") {
+                    Some(distilled) => base_of(&distilled),
+                    None => base_from_file(path),
+                });
+            (btf, base)
+        }
+    };
+    let problems = verify::verify_bytes(&btf, base.as_ref());
+    assert!(
+        problems.is_empty(),
+        "a run that succeeded wrote BTF that fails verify: {:?}",
+        &problems[..problems.len().min(5)]
+    );
+}
+
+/// The BTF of a `--btf_base` file a successful run read (so it is valid).
+fn base_from_file(path: &Path) -> Arc<Btf> {
+    base_of(&read::file_btf_bytes(path).expect("a base the run used reads"))
+}
+
+/// The bytes of ELF section `name` of `file`, if it has one.
+fn section(file: &[u8], name: &str) -> Option<Vec<u8>> {
+    use object::{Object, ObjectSection};
+    let elf = object::File::parse(file).ok()?;
+    let data = elf.section_by_name(name)?.uncompressed_data().ok()?;
+    Some(data.into_owned())
 }
 
 /// Target `elf_pipeline`: the whole encoder on an arbitrary file, as `dwarf2btf` runs it (the
@@ -182,26 +257,78 @@ fn encode(
 /// table design, the base ([`BASE_BTF`], none, or bytes from the input: a hostile base), and
 /// whether the harness first compresses the file's debug sections (zlib or zstd).
 pub fn elf_pipeline(data: &[u8]) {
-    let opts = ElfInput::parse(data);
+    let _ = elf_pipeline_runs(data);
+}
+
+/// What [`elf_pipeline`]'s two runs on `data` end with: nothing, or an error message.
+pub fn elf_pipeline_runs(data: &[u8]) -> [Result<(), String>; 2] {
+    SCRATCH.with(|dir| encode_both_ways(dir.path(), &ElfInput::parse(data)))
+}
+
+/// The two runs of [`elf_pipeline`] on `opts`, in scratch directory `dir`.
+fn encode_both_ways(dir: &Path, opts: &ElfInput<'_>) -> [Result<(), String>; 2] {
     let compressed = elf_input::compress_debug_sections(opts.object, opts.compression);
+    let input = dir.join("input.o");
+    std::fs::write(&input, compressed.as_deref().unwrap_or(opts.object))
+        .expect("the input is written");
+    let device = dir.join(DEVICE);
+    let to_device = opts.device_output && is_device(&device);
+    let detached = match to_device {
+        true => device.clone(),
+        false => dir.join("out.btf"),
+    };
+    let first = encode(
+        &input,
+        Output::Detached(detached),
+        None,
+        Features::default(),
+        opts,
+    );
+    assert!(
+        !to_device || is_device(&device),
+        "a device given as the output was replaced"
+    );
+    let base = match opts.base {
+        BaseChoice::Fixed => Some(dir.join("base.btf")),
+        BaseChoice::Input(bytes) => {
+            let path = dir.join("input-base.btf");
+            std::fs::write(&path, bytes).expect("the base is written");
+            Some(path)
+        }
+        BaseChoice::None => None,
+    };
+    let second = encode(&input, Output::InPlace, base, every_feature(), opts);
+    [first, second]
+}
+
+// ---------------------------------------------------------------------------------------------
+// sup_file
+
+/// The name of the supplementary file [`sup_file`] writes beside its input: seeds name it in
+/// their `.gnu_debugaltlink` (`dwz -m input.sup -M input.sup`).
+pub const SUP_FILE: &str = "input.sup";
+
+/// Target `sup_file`: an object whose DWARF refers to a supplementary file (`dwz -m`), and
+/// that file. Four bytes (little-endian) give the supplementary file's length, which is
+/// written as [`SUP_FILE`] beside the input; the rest is an [`elf_pipeline`] input, run as
+/// that target runs it. The object's `.gnu_debugaltlink` may name any path: a relative one
+/// resolves beside the input.
+pub fn sup_file(data: &[u8]) {
+    let _ = sup_file_runs(data);
+}
+
+/// What [`sup_file`]'s two runs on `data` end with (none when `data` is too short).
+pub fn sup_file_runs(data: &[u8]) -> Option<[Result<(), String>; 2]> {
+    let (len, rest) = data.split_first_chunk::<4>()?;
+    let len = usize::try_from(u32::from_le_bytes(*len)).unwrap_or(usize::MAX);
+    let (sup, rest) = rest.split_at(len.min(rest.len()));
     SCRATCH.with(|dir| {
         let dir = dir.path();
-        let input = dir.join("input.o");
-        std::fs::write(&input, compressed.as_deref().unwrap_or(opts.object))
-            .expect("the input is written");
-        let detached = Output::Detached(dir.join("out.btf"));
-        encode(&input, detached, None, Features::default(), &opts);
-        let base = match opts.base {
-            BaseChoice::Fixed => Some(dir.join("base.btf")),
-            BaseChoice::Input(bytes) => {
-                let path = dir.join("input-base.btf");
-                std::fs::write(&path, bytes).expect("the base is written");
-                Some(path)
-            }
-            BaseChoice::None => None,
-        };
-        encode(&input, Output::InPlace, base, every_feature(), &opts);
-    });
+        std::fs::write(dir.join(SUP_FILE), sup).expect("the supplementary file is written");
+        let runs = encode_both_ways(dir, &ElfInput::parse(rest));
+        let _ = std::fs::remove_file(dir.join(SUP_FILE));
+        Some(runs)
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,10 @@
 //! Code that matches on raw kind numbers in hot loops (the dedup, like libbpf's switches) uses
 //! the [`kind`] constants, which are defined from [`Kind`], instead of converting to [`Kind`].
 
+/// `KSYM_NAME_LEN` of Linux 6.1 and later: the longest name, in bytes, the kernel's BTF check
+/// accepts (pahole caps variable names at its own 128, `encode::variables`).
+pub const KSYM_NAME_LEN: usize = 512;
+
 /// The largest type id the kernel accepts (`BTF_MAX_TYPE`).
 pub const MAX_TYPE_ID: u32 = 0x000f_ffff;
 /// libbpf's internal limit on types in one BTF (`BTF_MAX_NR_TYPES`); pre-dedup BTF of a

@@ -1,14 +1,53 @@
-//! Type cycles that no C type can form: a chain of typedefs, qualifiers, pointers, type tags,
-//! arrays and function types that comes back to where it started without passing through a
-//! struct or union. Only hostile or corrupt DWARF has one (a `DW_AT_type` pointing back up the
-//! chain); encoded, it would be BTF every kernel rejects, and walks along such a chain (type
-//! sizes, prototype comparison) would never end. Struct and union members are not followed:
-//! a cycle through a composite (`struct list { struct list *next; }`) is ordinary C.
+//! Type cycles that no C type can form. Only hostile or corrupt DWARF has one (a `DW_AT_type`
+//! pointing back up a chain); encoded, it would be BTF every kernel rejects, and walks along
+//! such a chain (type sizes, prototype comparison) would never end.
+//!
+//! - [`find_type_cycle`]: a chain of typedefs, qualifiers, pointers, type tags, arrays and
+//!   function types that comes back to where it started without passing through a struct or
+//!   union. Members are not followed: a cycle through a composite
+//!   (`struct list { struct list *next; }`) is ordinary C.
+//! - [`find_containment_cycle`]: a struct or union that contains itself by value, through its
+//!   members, typedefs, qualifiers, type tags and arrays (not pointers or function types):
+//!   its size would be infinite.
 
 use super::types::{CuTypes, Entry};
+use crate::btf::Kind;
 
-/// The index of an entry of `types` that lies on such a cycle, if there is one.
-pub fn find_type_cycle(types: &CuTypes<'_>) -> Option<usize> {
+/// A type of `types` that no C type can be and BTF forbids, with why: the index of its entry.
+pub fn impossible_type(types: &CuTypes<'_>) -> Option<(usize, &'static str)> {
+    if let Some(entry) = find_type_cycle(types) {
+        return Some((
+            entry,
+            "this type refers back to itself through typedefs, qualifiers, pointers, arrays or \
+             function types alone (no struct or union breaks the cycle): no C type can, and BTF \
+             forbids it",
+        ));
+    }
+    find_containment_cycle(types).map(|entry| {
+        (
+            entry,
+            "this type contains itself by value (through members, typedefs, qualifiers or \
+             arrays, with no pointer between): its size would be infinite, and BTF forbids it",
+        )
+    })
+}
+
+/// The index of an entry of `types` on a cycle of typedefs, qualifiers, pointers, type tags,
+/// arrays and function types alone, if there is one.
+fn find_type_cycle(types: &CuTypes<'_>) -> Option<usize> {
+    find_cycle(types, chain_edge)
+}
+
+/// The index of an entry of `types` that contains itself by value, if there is one.
+fn find_containment_cycle(types: &CuTypes<'_>) -> Option<usize> {
+    find_cycle(types, containment_edge)
+}
+
+/// The `edge`-th type id that entry `index` refers to, or `None` past the last.
+type EdgeFn = fn(&CuTypes<'_>, usize, usize) -> Option<u32>;
+
+/// The index of an entry on a cycle of the graph whose edges `edge` gives, if there is one.
+fn find_cycle(types: &CuTypes<'_>, edge_of: EdgeFn) -> Option<usize> {
     const NEW: u8 = 0;
     const ON_PATH: u8 = 1;
     const DONE: u8 = 2;
@@ -22,7 +61,7 @@ pub fn find_type_cycle(types: &CuTypes<'_>) -> Option<usize> {
         state[start] = ON_PATH;
         stack.push((start, 0));
         while let Some(&mut (entry, ref mut edge)) = stack.last_mut() {
-            let Some(next) = chain_edge(types, entry, *edge) else {
+            let Some(next) = edge_of(types, entry, *edge) else {
                 state[entry] = DONE;
                 stack.pop();
                 continue;
@@ -59,6 +98,33 @@ fn chain_edge(types: &CuTypes<'_>, index: usize, edge: usize) -> Option<u32> {
                 (param < params.end as usize).then(|| types.params[param].1)
             }
         },
+        _ => None,
+    }
+}
+
+/// The `edge`-th type id that entry `index` holds by value: a composite's members (static
+/// members, which take no room, lead to void), the type a typedef, non-pointer qualifier or
+/// type tag names, an array's element.
+fn containment_edge(types: &CuTypes<'_>, index: usize, edge: usize) -> Option<u32> {
+    match &types.entries[index] {
+        Entry::Composite { members, .. } => {
+            let member = types.members.get(members.start as usize + edge)?;
+            (members.start as usize + edge < members.end as usize).then_some(
+                if member.bit_offset == u32::MAX {
+                    0
+                } else {
+                    member.ty
+                },
+            )
+        }
+        Entry::Modifier {
+            kind: Kind::Ptr, ..
+        }
+        | Entry::FuncProto { .. } => None,
+        Entry::Modifier { ty, .. } | Entry::Typedef { ty, .. } | Entry::TypeTag { ty, .. } => {
+            (edge == 0).then_some(*ty)
+        }
+        Entry::Array { elem, .. } => (edge == 0).then_some(*elem),
         _ => None,
     }
 }

@@ -161,7 +161,7 @@ pub struct Cu<'a> {
 fn load_sup(input: &Path, link: &[u8]) -> Result<DebugSections<'static>> {
     let bad = |reason: String| Error::BadDwarf {
         path: input.to_path_buf(),
-        cu_offset: 0,
+        offset: 0,
         reason,
     };
     let nul = link.iter().position(|&b| b == 0).unwrap_or(link.len());
@@ -197,7 +197,7 @@ fn load_sup(input: &Path, link: &[u8]) -> Result<DebugSections<'static>> {
     let sections = sections.ok_or_else(|| {
         why(Error::BadDwarf {
             path: path.clone(),
-            cu_offset: 0,
+            offset: 0,
             reason: "it has no .debug_info".into(),
         })
     })?;
@@ -248,7 +248,7 @@ pub fn unit_headers_releasing<'a>(
             Err(e) => {
                 return Err(Error::BadDwarf {
                     path: path.to_path_buf(),
-                    cu_offset: out
+                    offset: out
                         .last()
                         .map_or(0, |h: &UnitHeader<R<'a>>| h.offset().0 as u64),
                     reason: format!("bad unit header: {e}"),

@@ -174,10 +174,11 @@ impl<'a> Decoder<'a, '_> {
             out.annots.truncate(annots_start);
             return Ok(());
         };
-        let spec = die
-            .specification
-            .and_then(|v| self.unit_ref(v))
-            .filter(|&s| s != off);
+        let spec = match die.specification {
+            Some(v) => self.unit_ref(v, off, "DW_AT_specification")?,
+            None => None,
+        }
+        .filter(|&s| s != off);
         let mut src = (off, die);
         if let Some(s) = spec {
             let mark = out.annots.len();
@@ -193,7 +194,7 @@ impl<'a> Decoder<'a, '_> {
         let (src_off, src) = src;
         let ty = match src.ty {
             None => 0,
-            Some(v) => match self.types.imported(&v).or_else(|| self.unit_ref(v)) {
+            Some(v) => match self.type_ref(v, src_off)? {
                 Some(t) => self.types.type_id_of(t),
                 None => {
                     return Err(self.err(
@@ -217,14 +218,31 @@ impl<'a> Decoder<'a, '_> {
         Ok(())
     }
 
-    /// A reference to a DIE of this CU, as a unit offset.
-    fn unit_ref(&self, v: AttributeValue<R<'a>>) -> Option<u32> {
-        match v {
-            AttributeValue::UnitRef(UnitOffset(o)) => u32::try_from(o).ok(),
-            AttributeValue::DebugInfoRef(o) if self.cu.holds(o) => {
-                u32::try_from(o.0 - self.cu.offset).ok()
-            }
-            _ => None,
+    /// A variable's `DW_AT_type` (held by the DIE at `off`), as a local reference value.
+    fn type_ref(&self, v: AttributeValue<R<'a>>, off: u32) -> Result<Option<u32>, DecodeError> {
+        match self.types.imported(&v) {
+            Some(t) => Ok(Some(t)),
+            None => self.unit_ref(v, off, "variable type (DW_AT_type)"),
+        }
+    }
+
+    /// A reference to a DIE of this CU, as a unit offset (none for other forms). One that
+    /// leads to no DIE the types walker met (past the unit, or into the middle of a DIE) is
+    /// an error naming `off`, the DIE holding it, and `what` it is.
+    fn unit_ref(
+        &self,
+        v: AttributeValue<R<'a>>,
+        off: u32,
+        what: &str,
+    ) -> Result<Option<u32>, DecodeError> {
+        let target = match v {
+            AttributeValue::UnitRef(UnitOffset(o)) => o,
+            AttributeValue::DebugInfoRef(o) if self.cu.holds(o) => o.0 - self.cu.offset,
+            _ => return Ok(None),
+        };
+        match self.types.die_starts.check(target) {
+            Ok(()) => Ok(Some(target as u32)),
+            Err(bad) => Err(self.err(off, bad.describe(what, target))),
         }
     }
 
@@ -851,46 +869,22 @@ mod tests {
         assert!(vars.annots.is_empty() && vars.vars.len() == 6);
     }
 
-    #[test]
-    fn bad_references_do_not_panic() {
+    /// A variable for [`decode_vars`]: name, a reference attribute (attribute, unit offset),
+    /// location expression.
+    type TestVar<'s> = (&'s str, Option<(u8, u32)>, &'s [u8]);
+    /// A decoded variable for [`decode_vars`]: name, address, type.
+    type DecodedVar = (Option<Vec<u8>>, u64, u32);
+
+    /// The variables (name, address, type) of a unit whose variables are `vars`, or the
+    /// error decoding them gives.
+    fn decode_vars(vars: &[TestVar<'_>]) -> Result<Vec<DecodedVar>, String> {
         let mut a = Asm::new();
         a.die(0x11, true, &[(AT_NAME, V::Str("bad.c"))]);
-        let e1 = addr_expr(0x10, &[]);
-        // A specification past the end of the unit is ignored (pahole cannot resolve it).
-        a.die(
-            0x34,
-            false,
-            &[
-                (AT_NAME, V::Str("own")),
-                (AT_SPECIFICATION, V::Ref(0xfff0)),
-                (AT_LOCATION, V::Expr(&e1)),
-            ],
-        );
-        // A type reference past the end of the unit resolves to void.
-        let e2 = addr_expr(0x20, &[]);
-        a.die(
-            0x34,
-            false,
-            &[
-                (AT_NAME, V::Str("dangling")),
-                (AT_TYPE, V::Ref(0xfff0)),
-                (AT_LOCATION, V::Expr(&e2)),
-            ],
-        );
-        // A truncated address operand is not a global location.
-        let e3 = [gimli::DW_OP_addr.0, 1, 2];
-        a.die(
-            0x34,
-            false,
-            &[(AT_NAME, V::Str("short")), (AT_LOCATION, V::Expr(&e3))],
-        );
-        // DW_OP_addrx without a .debug_addr: not a global location either.
-        let e4 = [gimli::DW_OP_addrx.0, 3];
-        a.die(
-            0x34,
-            false,
-            &[(AT_NAME, V::Str("noaddr")), (AT_LOCATION, V::Expr(&e4))],
-        );
+        for (name, extra, location) in vars {
+            let mut attrs = vec![(AT_NAME, V::Str(name)), (AT_LOCATION, V::Expr(location))];
+            attrs.extend(extra.map(|(at, unit_offset)| (at, V::Ref(unit_offset))));
+            a.die(0x34, false, &attrs);
+        }
         a.end_children();
         let (info, abbrev) = a.finish();
         let endian = gimli::RunTimeEndian::Little;
@@ -903,14 +897,41 @@ mod tests {
         let cu = Cu::new(&dwarf, header, true).unwrap();
         let features = Features::default();
         let types = decoded_types(&dwarf, &cu, &features);
-        let vars = decode_cu_variables(&dwarf, &cu, &types, &features).unwrap();
-        let got: Vec<_> = vars.vars.iter().map(|v| (v.name, v.addr, v.ty)).collect();
-        assert_eq!(
-            got,
-            [
-                (Some(&b"own"[..]), 0x10, 0),
-                (Some(&b"dangling"[..]), 0x20, 0)
-            ]
-        );
+        let vars = decode_cu_variables(&dwarf, &cu, &types, &features).map_err(|e| e.reason)?;
+        Ok(vars
+            .vars
+            .iter()
+            .map(|v| (v.name.map(<[u8]>::to_vec), v.addr, v.ty))
+            .collect())
+    }
+
+    /// A specification or type reference past the end of the unit is an error naming it
+    /// (read as nothing, it made a variable of type void, which the kernel rejects).
+    #[test]
+    fn references_past_the_unit_are_errors() {
+        let at = addr_expr(0x10, &[]);
+        for attr in [AT_SPECIFICATION, AT_TYPE] {
+            let got = decode_vars(&[("own", Some((attr, 0xfff0)), &at)]);
+            let err = got.expect_err("a reference past the unit");
+            assert!(
+                err.contains("leads to unit offset 0xfff0, past the end of the unit"),
+                "{err}"
+            );
+        }
+    }
+
+    /// Locations that are not global addresses make no variable, and no panic.
+    #[test]
+    fn locations_that_are_not_addresses_make_no_variable() {
+        // A truncated address operand; DW_OP_addrx without a .debug_addr.
+        let short = [gimli::DW_OP_addr.0, 1, 2];
+        let addrx = [gimli::DW_OP_addrx.0, 3];
+        let own = addr_expr(0x10, &[]);
+        let got = decode_vars(&[
+            ("short", None, &short),
+            ("noaddr", None, &addrx),
+            ("own", None, &own),
+        ]);
+        assert_eq!(got, Ok(vec![(Some(b"own".to_vec()), 0x10, 0)]));
     }
 }

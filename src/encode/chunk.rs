@@ -17,7 +17,7 @@ use super::types::{encode_cu_types, IndexRole};
 use super::variables::{PendingSecinfo, VarEncoder};
 use crate::btf::{Btf, Endian};
 use crate::config::Features;
-use crate::dwarf::cycles::find_type_cycle;
+use crate::dwarf::cycles::impossible_type;
 use crate::dwarf::foreign::UnitIndex;
 use crate::dwarf::functions::{decode_cu_functions, FunctionInfo};
 use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError, TypesScratch};
@@ -154,7 +154,7 @@ impl<'a> EncodeContext<'a, '_> {
         let header = self.headers[index];
         Cu::new(self.dwarf, header, self.endian == Endian::Little).map_err(|e| Error::BadDwarf {
             path: self.path.to_path_buf(),
-            cu_offset: header.offset().0 as u64,
+            offset: header.offset().0 as u64,
             reason: e.to_string(),
         })
     }
@@ -176,7 +176,7 @@ impl<'a> EncodeContext<'a, '_> {
     fn dwarf_error(&self, cu: &Cu<'_>, e: DecodeError) -> Error {
         Error::BadDwarf {
             path: self.path.to_path_buf(),
-            cu_offset: if e.die_offset != 0 {
+            offset: if e.die_offset != 0 {
                 e.die_offset
             } else {
                 cu.offset as u64
@@ -283,11 +283,8 @@ impl<'a> EncodeContext<'a, '_> {
         let types = self.timed(&mut times.decode, || {
             self.decode_types(cu, cu_index, scratch)
         })?;
-        if let Some(entry) = find_type_cycle(&types) {
+        if let Some((entry, reason)) = impossible_type(&types) {
             let die_offset = types.die_offset(types.dies[entry], cu.offset as u64);
-            let reason = "this type refers back to itself through typedefs, qualifiers, \
-                          pointers, arrays or function types alone (no struct or union \
-                          breaks the cycle): no C type can, and BTF forbids it";
             return Err(self.dwarf_error(
                 cu,
                 DecodeError {

@@ -88,6 +88,10 @@ pub struct Elf<'a> {
     pub addr_size: u8,
 }
 
+/// The most bytes a zlib or zstd stream of nothing takes (8 and 9 as zlib and zstd write
+/// them; headers with options take a little more).
+const EMPTY_STREAM_MAX: u64 = 32;
+
 /// Why a section's bytes could not be read. object reads every section through its
 /// compression path, so a plain section that lies outside the file is reported as compressed
 /// data: say what it is.
@@ -223,10 +227,20 @@ impl<'a> Elf<'a> {
         index: usize,
         data: &object::CompressedData<'_>,
     ) -> std::result::Result<(), String> {
-        if data.format == object::CompressionFormat::None || self.decompress_ratio == 0 {
+        if data.format == object::CompressionFormat::None {
             return Ok(());
         }
         let packed = data.data.len() as u64;
+        if data.uncompressed_size == 0 && packed > EMPTY_STREAM_MAX {
+            // A header claiming 0 bytes for more than an empty stream takes is corrupt: read
+            // as claimed, the section would be empty and fail later, and obscurely.
+            return Err(format!(
+                "its compression header claims 0 bytes from {packed} compressed bytes"
+            ));
+        }
+        if self.decompress_ratio == 0 {
+            return Ok(());
+        }
         let excess = data
             .uncompressed_size
             .saturating_sub(packed.saturating_mul(self.decompress_ratio));

@@ -2,6 +2,7 @@
 //! fixtures compiled at test time, and the reference kernel.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub(crate) mod bad_dwarf;
 pub(crate) mod compare;
 pub(crate) mod hand_made;
 pub(crate) mod judge;

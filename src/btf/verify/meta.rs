@@ -8,11 +8,8 @@
 
 use super::record::{roundup_bytes, T};
 use super::{Sink, Verifier, TAG_KFLAG_KERNEL};
-use crate::btf::kinds::{self, Kind};
+use crate::btf::kinds::{self, Kind, KSYM_NAME_LEN};
 
-/// `KSYM_NAME_LEN` of Linux 6.1: identifiers may be at most this many bytes long (pahole
-/// encodes at most `encode::variables::PAHOLE_KSYM_NAME_LEN`, its own 128).
-const KSYM_NAME_LEN: usize = 512;
 /// `BTF_INT_MASK`: bits of the INT data word that may be set.
 const INT_MASK: u32 = 0x0fff_ffff;
 

@@ -143,12 +143,20 @@ pub fn read_base(path: &std::path::Path) -> crate::error::Result<Arc<Btf>> {
         crate::error::Error::Io { .. } => e,
         other => bad(other.to_string()),
     })?;
-    let problems = verify(&base);
-    match problems.first() {
+    match first_problem(&base) {
         None => Ok(base),
-        Some(first) if problems.len() == 1 => Err(bad(first.to_string())),
-        Some(first) => Err(bad(format!("{first} (and {} more)", problems.len() - 1))),
+        Some(reason) => Err(bad(reason)),
     }
+}
+
+/// [`verify`]'s first problem with `btf` and how many more there are; `None` when it is valid.
+pub fn first_problem(btf: &Btf) -> Option<String> {
+    let problems = verify(btf);
+    let first = problems.first()?;
+    Some(match problems.len() {
+        1 => first.to_string(),
+        n => format!("{first} (and {} more)", n - 1),
+    })
 }
 
 /// Checks raw BTF bytes judged on their own header ([`Target::OwnHeader`]): header,

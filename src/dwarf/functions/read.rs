@@ -8,7 +8,9 @@ use super::{Decoder, Func, Parm, DW_CC_NOCALL};
 use crate::dwarf::locations::Loc;
 use crate::dwarf::types::DecodeError;
 use crate::dwarf::units::R;
-use crate::dwarf::{DW_AT_GNU_ANNOTATION, DW_TAG_GNU_ANNOTATION, DW_TAG_LLVM_ANNOTATION};
+use crate::dwarf::{
+    name_too_long, DW_AT_GNU_ANNOTATION, DW_TAG_GNU_ANNOTATION, DW_TAG_LLVM_ANNOTATION,
+};
 use crate::input::arch::UNKNOWN_REG;
 
 /// The attributes read from a parameter DIE.
@@ -26,6 +28,16 @@ impl<'a, 'd> Decoder<'a, 'd> {
     /// A string attribute's value (`None` when it cannot be read).
     pub(super) fn string(&self, v: AttributeValue<R<'a>>) -> Option<&'a [u8]> {
         self.cu.string(self.dwarf, v).ok()
+    }
+
+    /// The `DW_AT_name` of the DIE at `off` (none when it is no string); one longer than BTF
+    /// can hold is an error.
+    fn name(&self, v: AttributeValue<R<'a>>, off: u32) -> Result<Option<&'a [u8]>, DecodeError> {
+        let name = self.string(v);
+        match name.and_then(name_too_long) {
+            Some(why) => Err(self.err(off, why)),
+            None => Ok(name),
+        }
     }
 
     /// The DIEs of the unit being read from the one at unit offset `off` on.
@@ -77,7 +89,7 @@ impl<'a, 'd> Decoder<'a, 'd> {
         let mut gnu_annot = None;
         for attr in &attrs {
             match attr.name() {
-                gimli::DW_AT_name => f.name = self.string(attr.raw_value()),
+                gimli::DW_AT_name => f.name = self.name(attr.raw_value(), off)?,
                 gimli::DW_AT_declaration => f.declaration = true,
                 gimli::DW_AT_external => f.external = true,
                 gimli::DW_AT_inline => f.inlined = numeric(attr.raw_value()) != 0,
@@ -196,7 +208,7 @@ impl<'a, 'd> Decoder<'a, 'd> {
             };
             for attr in attrs.iter() {
                 match attr.name() {
-                    gimli::DW_AT_name => pa.name = this.string(attr.raw_value()),
+                    gimli::DW_AT_name => pa.name = this.name(attr.raw_value(), off)?,
                     gimli::DW_AT_type => {
                         pa.own_type = this.unit_ref(attr.raw_value(), off, "DW_AT_type")?
                     }
@@ -306,7 +318,11 @@ impl<'a, 'd> Decoder<'a, 'd> {
             }
         }
         match sibling {
-            Some(o) if o.0 > raw.next_offset().0 => {
+            // Forward, and (in the CU's own unit, whose DIEs the types walker saw) to a DIE.
+            Some(o)
+                if o.0 > raw.next_offset().0
+                    && (self.in_foreign_unit || self.types.die_starts.check(o.0).is_ok()) =>
+            {
                 let cu = self.cu;
                 if let Ok(r) = cu.header.entries_raw(&cu.abbrevs, Some(o)) {
                     *raw = r;

@@ -5,6 +5,7 @@
 use gimli::{AttributeValue, UnitOffset};
 
 use super::Decoder;
+use crate::dwarf::die_starts::BadRef;
 use crate::dwarf::foreign::{describe, die_key, IMPORTED};
 use crate::dwarf::types::DecodeError;
 use crate::dwarf::units::R;
@@ -22,11 +23,13 @@ impl<'a, 'd> Decoder<'a, 'd> {
         if let Some(local) = self.types.imported(&v) {
             return Ok(Some(local));
         }
+        let local = |o: usize| {
+            self.local(o)
+                .map_err(|bad| self.err(off, bad.describe(what, o)))
+        };
         match v {
-            AttributeValue::UnitRef(UnitOffset(o)) => Ok(self.local(o)),
-            AttributeValue::DebugInfoRef(o) if self.cu.holds(o) => {
-                Ok(self.local(o.0 - self.cu.offset))
-            }
+            AttributeValue::UnitRef(UnitOffset(o)) => local(o),
+            AttributeValue::DebugInfoRef(o) if self.cu.holds(o) => local(o.0 - self.cu.offset),
             AttributeValue::DebugInfoRef(_) | AttributeValue::DebugTypesRef(_) => Err(self.err(
                 off,
                 format!("{what}: a reference into another unit that this unit does not import"),
@@ -35,16 +38,19 @@ impl<'a, 'd> Decoder<'a, 'd> {
         }
     }
 
-    /// The local reference value of the DIE at `unit_offset` of the unit being read.
-    fn local(&self, unit_offset: usize) -> Option<u32> {
-        if unit_offset >= self.cu.header.length_including_self() {
-            return None;
-        }
+    /// The local reference value of the DIE at `unit_offset` of the unit being read: a DIE
+    /// the types walker met in the CU, or the import of a DIE of another unit (none when the
+    /// walker did not import it).
+    fn local(&self, unit_offset: usize) -> Result<Option<u32>, BadRef> {
         if !self.in_foreign_unit {
-            return u32::try_from(unit_offset).ok();
+            self.types.die_starts.check(unit_offset)?;
+            return Ok(Some(unit_offset as u32));
+        }
+        if unit_offset >= self.cu.header.length_including_self() {
+            return Err(BadRef::PastUnit);
         }
         let key = die_key(&self.cu.header, self.cu.sup, self.cu.offset + unit_offset);
-        self.types.imports.lookup(key)
+        Ok(self.types.imports.lookup(key))
     }
 
     /// Reads the abstract origins in other units (gcc LTO: the early-debug CUs) of the CU's

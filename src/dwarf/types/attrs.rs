@@ -7,6 +7,7 @@ use super::resolve::RawRef;
 use super::walk::Walker;
 use super::DecodeError;
 use crate::dwarf::dies::{AbbrevPlans, DieCursor, Plan};
+use crate::dwarf::name_too_long;
 use crate::dwarf::units::R;
 
 /// Whether the type model reads attribute `name` (see [`Walker::apply_attr`]).
@@ -79,7 +80,10 @@ impl<'a> Walker<'a, '_> {
                 a.name = self
                     .unit()
                     .string(self.dwarf, v)
-                    .map_err(|e| self.err(offset, format!("DW_AT_name: {e}")))?
+                    .map_err(|e| self.err(offset, format!("DW_AT_name: {e}")))?;
+                if let Some(why) = name_too_long(a.name) {
+                    return Err(self.err(offset, why));
+                }
             }
             gimli::DW_AT_type => a.ty = Some(self.type_ref(v, offset)?),
             gimli::DW_AT_byte_size => a.byte_size = udata(v).unwrap_or(0),

@@ -8,9 +8,9 @@ use gimli::{AttributeValue, UnitOffset};
 use rustc_hash::FxHashMap;
 
 use super::attrs::is_read;
-use super::resolve::VOID;
 use super::walk::Walker;
 use super::{CuTypes, DecodeError};
+use crate::dwarf::die_starts::BadRef;
 use crate::dwarf::dies::{AbbrevPlans, DieCursor};
 use crate::dwarf::foreign::{
     describe, die_key, foreign_target, in_sup, section_of, DieKey, Target, IMPORTED,
@@ -131,14 +131,22 @@ impl<'a> Walker<'a, '_> {
         Ok(())
     }
 
-    /// The local reference value of the DIE at `unit_offset` of the unit being walked.
-    /// A reference past the end of its unit (malformed DWARF) leads nowhere: void, as
-    /// libdw's failed lookup is for pahole.
+    /// The local reference value of the DIE at `unit_offset` of the unit being walked, for
+    /// a reference held by the DIE at `referrer`. A reference past the end of its unit
+    /// (malformed DWARF) is an error: it leads to no type (void, for pahole), and a member,
+    /// variable or parameter of type void is BTF the kernel rejects.
     #[inline]
-    pub(super) fn local_of_unit_offset(&mut self, unit_offset: usize) -> Result<u32, DecodeError> {
+    pub(super) fn local_of_unit_offset(
+        &mut self,
+        unit_offset: usize,
+        referrer: u32,
+    ) -> Result<u32, DecodeError> {
         let unit = self.unit();
         if unit_offset >= unit.header.length_including_self() {
-            return Ok(VOID);
+            return Err(self.err(
+                referrer,
+                BadRef::PastUnit.describe("a reference", unit_offset),
+            ));
         }
         match &self.foreign {
             None => Ok(unit_offset as u32),
@@ -166,7 +174,7 @@ impl<'a> Walker<'a, '_> {
         offset: u32,
     ) -> Result<u32, DecodeError> {
         match v {
-            AttributeValue::UnitRef(UnitOffset(o)) => self.local_of_unit_offset(o),
+            AttributeValue::UnitRef(UnitOffset(o)) => self.local_of_unit_offset(o, offset),
             AttributeValue::DebugInfoRef(o) if !self.unit().sup && self.cu.holds(o) => {
                 Ok((o.0 - self.cu.offset) as u32)
             }

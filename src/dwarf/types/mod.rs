@@ -31,6 +31,7 @@ use std::sync::Arc;
 use gimli::DwTag;
 use rustc_hash::FxHashMap;
 
+use super::die_starts::DieStarts;
 use super::foreign::{Imports, UnitIndex, IMPORTED};
 use super::units::{Cu, R};
 use crate::btf::Kind;
@@ -180,6 +181,8 @@ pub struct CuTypes<'a> {
     pub imports: Imports,
     /// The units those DIEs are in.
     pub foreign_units: Vec<Arc<Cu<'a>>>,
+    /// Where the CU's own DIEs start, for checking references read after the walk.
+    pub die_starts: DieStarts,
 }
 
 impl<'a> CuTypes<'a> {
@@ -252,6 +255,7 @@ impl<'a> CuTypes<'a> {
         }
         let mut offset_to_id = self.offset_to_id;
         offset_to_id.clear();
+        let die_starts = self.die_starts;
         CuTypes {
             entries: emptied(self.entries),
             dies: emptied(self.dies),
@@ -262,6 +266,7 @@ impl<'a> CuTypes<'a> {
             variables: emptied(self.variables),
             subprograms: emptied(self.subprograms),
             offset_to_id,
+            die_starts,
             ..CuTypes::default()
         }
     }

@@ -6,6 +6,7 @@
 use super::walk::Walker;
 use super::{DecodeError, Entry, Member};
 use crate::btf::Kind;
+use crate::dwarf::foreign::IMPORTED;
 
 /// A reference not yet resolved: a unit offset, `VOID`, or a small id with `RESOLVED` set.
 pub(super) type RawRef = u32;
@@ -29,15 +30,28 @@ pub(super) struct RawMember<'a> {
 }
 
 impl<'a> Walker<'a, '_> {
-    /// The small id a raw reference stands for (0, void, when it leads to no type).
-    fn res(&self, r: RawRef) -> u32 {
+    /// The small id a raw reference stands for (0, void, when it leads to a DIE that is no
+    /// type, as libdw's failed lookup is for pahole). A reference into the CU that leads to no
+    /// DIE at all (past the unit's end, or into the middle of a DIE) is an error naming
+    /// `referrer`, the DIE holding the reference, and `what` the reference is.
+    fn res(&self, r: RawRef, referrer: u32, what: &str) -> Result<u32, DecodeError> {
         if r == VOID {
-            0
-        } else if r & RESOLVED != 0 {
-            r & !RESOLVED
-        } else {
-            self.offset_to_id.get(&r).copied().unwrap_or(0)
+            return Ok(0);
         }
+        if r & RESOLVED != 0 {
+            return Ok(r & !RESOLVED);
+        }
+        if let Some(&id) = self.offset_to_id.get(&r) {
+            return Ok(id);
+        }
+        if r & IMPORTED == 0 {
+            let target = r as usize;
+            self.out
+                .die_starts
+                .check(target)
+                .map_err(|bad| self.err(referrer, bad.describe(what, target)))?;
+        }
+        Ok(0)
     }
 
     /// Maps each alias DIE to the small id of the type it stands for, following chains of
@@ -63,7 +77,8 @@ impl<'a> Walker<'a, '_> {
                 chain.push(cur);
                 cur = target;
             }
-            let id = self.res(cur);
+            let referrer = chain.last().copied().unwrap_or(start);
+            let id = self.res(cur, referrer, "DW_AT_type")?;
             for &o in &chain {
                 self.offset_to_id.insert(o, id);
             }
@@ -77,7 +92,14 @@ impl<'a> Walker<'a, '_> {
     /// Turns every raw reference into a small id and computes member bit offsets.
     pub(super) fn resolve(&mut self) -> Result<(), DecodeError> {
         for i in 0..self.out.entries.len() {
-            let id = self.res(self.buf.raw_refs[i]);
+            let die = self.out.dies[i];
+            let id = self.res(self.buf.raw_refs[i], die, "DW_AT_type")?;
+            if let Entry::FuncProto { params, .. } = &self.out.entries[i] {
+                for p in params.start as usize..params.end as usize {
+                    let r = self.buf.param_refs[p];
+                    self.out.params[p].1 = self.res(r, die, "a parameter's DW_AT_type")?;
+                }
+            }
             match &mut self.out.entries[i] {
                 Entry::Modifier { ty, .. }
                 | Entry::Typedef { ty, .. }
@@ -87,11 +109,8 @@ impl<'a> Walker<'a, '_> {
                 _ => {}
             }
         }
-        for (i, &r) in self.buf.param_refs.iter().enumerate() {
-            self.out.params[i].1 = self.res(r);
-        }
         for &(idx, spec) in &self.buf.specs {
-            let from = self.res(spec);
+            let from = self.res(spec, self.out.dies[idx], "DW_AT_specification")?;
             let spec_name = entry_by_id(&self.out.entries, from).and_then(entry_name);
             if let (Some(name), Some(spec_name)) =
                 (entry_name_mut(&mut self.out.entries[idx]), spec_name)
@@ -102,7 +121,7 @@ impl<'a> Walker<'a, '_> {
             }
         }
         for &(idx, base) in &self.buf.enum_signed {
-            let base = self.res(base);
+            let base = self.res(base, self.out.dies[idx], "DW_AT_type")?;
             let signed = matches!(
                 entry_by_id(&self.out.entries, base),
                 Some(Entry::Base { encoding, .. })
@@ -118,7 +137,7 @@ impl<'a> Walker<'a, '_> {
         // Member ranges index raw_members; static members stay in place with no type so that
         // ranges remain valid, and are skipped by the encoder.
         for m in &raw_members {
-            let ty = self.res(m.ty);
+            let ty = self.res(m.ty, m.die, "DW_AT_type")?;
             let bit_offset = if m.is_static {
                 u32::MAX
             } else {

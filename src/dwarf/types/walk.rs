@@ -156,6 +156,7 @@ impl<'a, 'd> Walker<'a, 'd> {
         scratch: &mut TypesScratch<'a>,
     ) -> Self {
         let mut out = std::mem::take(&mut scratch.out);
+        out.die_starts.reset(cu.header.length_including_self());
         Walker {
             cu,
             foreign: None,
@@ -245,15 +246,19 @@ impl<'a> Walker<'a, '_> {
             let Some(abbrev) = dies.read_abbreviation()? else {
                 continue;
             };
+            if !subtree {
+                self.out.die_starts.insert(unit_offset);
+            }
             let plan = plans.plan(abbrev, dies.header());
             if skip_below.is_some_and(|d| depth > d) {
                 dies.skip(plans, plan)?;
                 continue;
             }
             skip_below = None;
-            // The CU's own DIEs are their unit offsets; an imported subtree's are imports.
+            // The CU's own DIEs are their unit offsets; an imported subtree's are imports (a
+            // DIE the cursor reached lies inside its unit: no referrer to blame).
             let offset = if subtree {
-                self.local_of_unit_offset(unit_offset)?
+                self.local_of_unit_offset(unit_offset, 0)?
             } else {
                 unit_offset as u32
             };
