@@ -340,6 +340,18 @@ impl Headers {
                         "its {name} section is allocated (part of a loaded segment) and cannot be replaced; use --btf_encode_detached"
                     ))
                 }
+                // A table other sections depend on (the section names' own, a symbol or
+                // string table) that carries the name: replaced, the file would be corrupt.
+                Some(i) if i == self.shstrndx || !replaceable_kind(shdrs[i].kind) => {
+                    let what = match i == self.shstrndx {
+                        true => "holds the section names".to_string(),
+                        false => format!("is of ELF type {}, not data", shdrs[i].kind),
+                    };
+                    return Err(format!(
+                        "its section named {name} {what}: replacing it would corrupt the file; \
+                         use --btf_encode_detached"
+                    ));
+                }
                 Some(i) => i,
                 None => {
                     let name_off = find_name(&shstrtab, name).unwrap_or_else(|| {
@@ -398,6 +410,12 @@ impl Headers {
             shoff,
         })
     }
+}
+
+/// Whether a section of type `kind` may be replaced by BTF: data (`SHT_PROGBITS`, as
+/// objcopy's `--add-section` and linkers make `.BTF`) or no data (`SHT_NOBITS`).
+fn replaceable_kind(kind: u64) -> bool {
+    kind == u64::from(SHT_PROGBITS) || kind == u64::from(SHT_NOBITS)
 }
 
 /// The end of the program header table and of every segment's file contents.
