@@ -4,9 +4,10 @@
 //! the run with one line saying so, instead of a bare "Bus error".
 //!
 //! The handlers touch only async-signal-safe calls (`unlink`, `write`, `signal`, `raise`,
-//! `_exit`) and one atomic pointer: the temporary file's path, registered as a C string that
-//! is never freed (one small string per output), so a handler that loaded it can always read
-//! it.
+//! `_exit`) and one atomic pointer: the temporary file's path, as a C string. Whoever swaps a
+//! path out of the pointer owns it: a handler (which never frees it: the process ends), or
+//! the guard that registered it, which frees it when the output is done. Neither can free a
+//! string the other still reads.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -42,23 +43,32 @@ pub fn install() {
 pub(crate) fn remove_on_signal(tmp: &Path) -> RemoveOnSignal {
     install();
     if let Ok(c) = CString::new(tmp.as_os_str().as_bytes()) {
-        // Leaked on purpose: a handler may still hold the pointer after it is replaced.
-        TEMP.store(c.into_raw(), Ordering::SeqCst);
+        free_path(TEMP.swap(c.into_raw(), Ordering::SeqCst));
     }
     RemoveOnSignal(())
 }
 
 impl Drop for RemoveOnSignal {
     fn drop(&mut self) {
-        TEMP.store(std::ptr::null_mut(), Ordering::SeqCst);
+        free_path(TEMP.swap(std::ptr::null_mut(), Ordering::SeqCst));
+    }
+}
+
+/// Frees a path swapped out of [`TEMP`] (null: a handler took it, or there was none).
+fn free_path(path: *mut libc::c_char) {
+    if !path.is_null() {
+        // SAFETY: every non-null value of TEMP comes from `CString::into_raw`, and the swap
+        // that returned it made the caller its only owner (handlers swap before they read).
+        drop(unsafe { CString::from_raw(path) });
     }
 }
 
 extern "C" fn on_signal(sig: libc::c_int) {
     let tmp = TEMP.swap(std::ptr::null_mut(), Ordering::SeqCst);
     if !tmp.is_null() {
-        // SAFETY: `tmp` came from `CString::into_raw` and is never freed, so it is a valid
-        // NUL-terminated string; unlink is async-signal-safe.
+        // SAFETY: `tmp` came from `CString::into_raw`, and the swap made this handler its
+        // owner, so no one frees it: a valid NUL-terminated string; unlink is
+        // async-signal-safe.
         unsafe { libc::unlink(tmp) };
     }
     if sig == libc::SIGBUS {
