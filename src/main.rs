@@ -106,7 +106,8 @@ struct RunArgs {
 enum Command {
     /// Print dwarf2btf's own version (`--version` prints the pahole version it implements).
     Version,
-    /// Check BTF against the kernel's rules; exit 0 when valid.
+    /// Check BTF against the kernel's rules: exit 0 when valid, 1 when not, 2 when there is no
+    /// verdict (a release before 6.1 that lacks nothing the file uses).
     Verify {
         /// Raw BTF or an ELF file with a .BTF section.
         file: PathBuf,
@@ -120,7 +121,9 @@ enum Command {
         kernel: bool,
         /// Judge by the rules of this kernel release (e.g. 6.18, 7.2) instead of those the
         /// file's header asks for: before 7.1 the 24-byte header, from 7.1 on the 32-byte one
-        /// with the kind layout section.
+        /// with the kind layout section. Before 6.1 only the kinds and flags the release lacks
+        /// are known (FLOAT came with 5.13, DECL_TAG 5.16, TYPE_TAG 5.17, ENUM64 6.0, ...);
+        /// before 4.18 there is no BTF.
         #[arg(
             long = "kernel-version",
             alias = "kernel_version",
@@ -326,11 +329,15 @@ fn run_verify(
     print_stdout(&verdict.report(&file.display().to_string()))?;
     Ok(if verdict.valid() {
         ExitCode::SUCCESS
+    } else if verdict.undecided {
+        ExitCode::from(EXIT_NO_VERDICT)
     } else {
         ExitCode::FAILURE
     })
 }
 
+/// Exit status of `verify --kernel-version` when it has no verdict for the release.
+const EXIT_NO_VERDICT: u8 = 2;
 /// Exit status of `verify --kernel` when the kernel cannot be asked (no privilege, no bpf()).
 const EXIT_NO_KERNEL: u8 = 3;
 /// How many of the verifier log's last lines a rejection shows.

@@ -24,7 +24,11 @@
 //! 6.15 on a TYPE_TAG or DECL_TAG may have kind_flag 1 (an arbitrary `__attribute__`, as
 //! pahole's `attributes` writes for the arena kfuncs' `address_space(1)` pointers). A file
 //! judged on its own header gets the newest type rules, and the kernels before 6.15 are named
-//! beside the verdict when it has such tags ([`Verdict::before_tag_kflag`]).
+//! beside the verdict when it has such tags ([`Verdict::before_tag_kflag`]). For a release
+//! before 6.1 only the release table is known (`releases.rs`: which release brought each
+//! kind and flag, with its commit): a kind or flag the release lacks is a certain no, and a
+//! file using none of them gets no verdict ([`Verdict::undecided`]); before 4.18 there is no
+//! BTF.
 //!
 //! Rules (`Problem::rule`):
 //! - header: `H1-magic`, `H1-version`, `H1-flags`, `H2-hdr-len`, `H2-hdr-extra`,
@@ -41,6 +45,8 @@
 //!   `R6-func-proto`, `R6-func-param-name`, `R7-proto-return`, `R7-proto-param`,
 //!   `R7-param-name`, `R7-vararg`, `R8-datasec-var`, `R8-datasec-size`, `R9-decl-tag-target`,
 //!   `R9-decl-tag-component`, `R10-var-type` (and `R0-internal`, which should never appear);
+//! - release (`--kernel-version` before 6.1): `V1-release`, one per kind or flag the release
+//!   lacks, naming the first type that uses it;
 //! - [`RULE_LIMIT`] ends a list cut at [`MAX_PROBLEMS`].
 //!
 //! Differences from the kernel, all deliberate:
@@ -73,7 +79,10 @@
 //! Files, one per rule family, in the order the checks run:
 //! - `mod.rs` (this file): the public API, [`Problem`], the sink that collects problems, and the
 //!   driver (`check_types`) with the lookups and type descriptions every family uses;
-//! - `target.rs`: kernel releases and the header rules each applies;
+//! - `target.rs`: kernel releases, how far verify can judge each, and the header rules each
+//!   applies;
+//! - `releases.rs`: the table of which release brought each kind and flag, and the check of a
+//!   release before 6.1 against it;
 //! - `verdict.rs`: the [`Target`], the [`Verdict`] and its text for `dwarf2btf verify`;
 //! - `header.rs`: the header, the section layout, the kind layout section and the string
 //!   section (`H*`), and the splitting of the type section into records;
@@ -88,6 +97,7 @@ mod header;
 mod member;
 mod meta;
 mod record;
+mod releases;
 mod resolve;
 mod target;
 mod verdict;
@@ -101,8 +111,12 @@ use super::Btf;
 use header::{check_header, check_strings, scan_records, section};
 use meta::name_valid;
 use record::{Member, T};
+pub use releases::{introduced, Feature, Introduced, INTRODUCED};
 use resolve::{Fail, Mode, Vertex, Visit, MAX_RESOLVE_DEPTH};
-pub use target::{HeaderRules, KernelVersion, TypeRules, LAYOUT_KERNEL, TAG_KFLAG_KERNEL};
+pub use target::{
+    HeaderRules, Judgement, KernelVersion, TypeRules, BTF_KERNEL, FULL_RULES_SINCE, LAYOUT_KERNEL,
+    TAG_KFLAG_KERNEL,
+};
 pub use verdict::{Target, Verdict};
 
 /// At most this many problems are reported; one more entry (rule [`RULE_LIMIT`]) says so.
@@ -180,6 +194,14 @@ pub fn judge(data: &[u8], base: Option<&Arc<Btf>>, target: Target) -> Verdict {
     } else {
         Vec::new()
     };
+    if let Target::Kernel(version) = target {
+        if Judgement::of(version) == Judgement::NoBtf {
+            return Verdict {
+                problems: vec![releases::no_btf(version)],
+                ..Verdict::empty(target, rules)
+            };
+        }
+    }
     let sink = check_bytes(data, base, rules, types);
     let before_tag_kflag = match (target, sink.attribute_tags) {
         (Target::OwnHeader, Some((id, count, ref first))) => vec![Problem {
@@ -195,12 +217,13 @@ pub fn judge(data: &[u8], base: Option<&Arc<Btf>>, target: Target) -> Verdict {
         }],
         _ => Vec::new(),
     };
+    let undecided = types.features_only.is_some() && sink.problems.is_empty();
     Verdict {
-        target,
-        rules,
         problems: sink.problems,
         before_layout,
         before_tag_kflag,
+        undecided,
+        ..Verdict::empty(target, rules)
     }
 }
 
@@ -345,6 +368,10 @@ fn check_types(btf: &Btf, sink: &mut Sink, truncated: bool, types: TypeRules) {
             ),
         );
     }
+    if let Some(version) = types.features_only {
+        v.check_features(sink, version);
+        return;
+    }
     v.ptr_size = v.guess_ptr_size();
     for i in 0..n {
         if sink.full {
@@ -371,6 +398,22 @@ fn check_types(btf: &Btf, sink: &mut Sink, truncated: bool, types: TypeRules) {
 }
 
 impl<'a> Verifier<'a> {
+    /// For a release before 6.1: the first use of each kind and flag `version` lacks.
+    fn check_features(&self, sink: &mut Sink, version: KernelVersion) {
+        let mut missing = releases::Missing::default();
+        for id in self.start_id..self.type_cnt {
+            let Some(t) = self.ty(id) else { continue };
+            for feature in releases::features_of(t).into_iter().flatten() {
+                if releases::introduced(feature).since > version {
+                    missing.note(feature, id, || self.desc(t));
+                }
+            }
+        }
+        for p in missing.problems(version) {
+            sink.push(p.type_id, p.rule, p.message);
+        }
+    }
+
     fn ty(&self, id: u32) -> Option<T<'a>> {
         if id == 0 {
             return Some(T { id: 0, w: &[] });

@@ -26,6 +26,40 @@ pub struct KernelVersion {
     pub minor: u32,
 }
 
+/// The first release with BTF: "bpf: btf: Introduce BPF Type Format (BTF)", 69b693f0aefa.
+pub const BTF_KERNEL: KernelVersion = KernelVersion {
+    major: 4,
+    minor: 18,
+};
+
+/// The oldest release whose checks verify ports in full (6.1's `kernel/bpf/btf.c`); of older
+/// ones it knows only which kinds and flags they lack (`releases.rs`).
+pub const FULL_RULES_SINCE: KernelVersion = KernelVersion { major: 6, minor: 1 };
+
+/// What verify can say of a release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Judgement {
+    /// Every check of the release is known (6.1 and later).
+    Full,
+    /// Only which kinds and flags it lacks: a missing one is a certain no, else no verdict.
+    FeaturesOnly,
+    /// The release has no BTF.
+    NoBtf,
+}
+
+impl Judgement {
+    /// How far verify can judge for `version`.
+    pub fn of(version: KernelVersion) -> Self {
+        if version < BTF_KERNEL {
+            Judgement::NoBtf
+        } else if version < FULL_RULES_SINCE {
+            Judgement::FeaturesOnly
+        } else {
+            Judgement::Full
+        }
+    }
+}
+
 /// The first release whose `kernel/bpf/btf.c` reads the 32-byte header and the kind layout
 /// section: the layout series (lore 20260326145444.2076244-*) was merged for 7.1 ("Introduce
 /// BTF layout to ease addition of new BTF kinds", in the `bpf-next-7.1` pull).
@@ -124,17 +158,24 @@ impl HeaderRules {
 pub struct TypeRules {
     /// TYPE_TAG and DECL_TAG may have kind_flag 1 (from [`TAG_KFLAG_KERNEL`] on).
     pub tag_kflag: bool,
+    /// A release before 6.1, whose checks are not ported: the types are checked only for the
+    /// kinds and flags it lacks (`releases.rs`).
+    pub features_only: Option<KernelVersion>,
 }
 
 impl TypeRules {
     /// Every relaxation known: the rules for a file judged on its own header, beside which
     /// the older kernels' objections are named.
-    pub const NEWEST: TypeRules = TypeRules { tag_kflag: true };
+    pub const NEWEST: TypeRules = TypeRules {
+        tag_kflag: true,
+        features_only: None,
+    };
 
     /// The rules `version` applies.
     pub fn of(version: KernelVersion) -> Self {
         TypeRules {
             tag_kflag: version >= TAG_KFLAG_KERNEL,
+            features_only: (Judgement::of(version) != Judgement::Full).then_some(version),
         }
     }
 }
@@ -185,5 +226,19 @@ mod tests {
         assert!(tags("6.15"));
         assert!(tags("7.2"));
         assert_eq!(TypeRules::of("7.2".parse().unwrap()), TypeRules::NEWEST);
+        let old = "5.4".parse().unwrap();
+        assert_eq!(TypeRules::of(old).features_only, Some(old));
+    }
+
+    #[test]
+    fn judgements_by_release() {
+        let j = |s: &str| Judgement::of(s.parse().unwrap());
+        assert_eq!(j("2.6"), Judgement::NoBtf);
+        assert_eq!(j("4.17"), Judgement::NoBtf);
+        assert_eq!(j("4.18"), Judgement::FeaturesOnly);
+        assert_eq!(j("5.4"), Judgement::FeaturesOnly);
+        assert_eq!(j("6.0"), Judgement::FeaturesOnly);
+        assert_eq!(j("6.1"), Judgement::Full);
+        assert_eq!(j("7.3"), Judgement::Full);
     }
 }

@@ -1,7 +1,7 @@
 //! What a verification says and for which kernels: the [`Target`] asked about, the
 //! [`Verdict`], and its text for `dwarf2btf verify`.
 
-use super::target::{HeaderRules, KernelVersion, TAG_KFLAG_KERNEL};
+use super::target::{HeaderRules, KernelVersion, FULL_RULES_SINCE, TAG_KFLAG_KERNEL};
 use super::Problem;
 
 /// The kernels to judge for.
@@ -30,12 +30,27 @@ pub struct Verdict {
     /// DECL_TAGs with kind_flag 1 (one entry naming the first and how many; empty when it has
     /// none).
     pub before_tag_kflag: Vec<Problem>,
+    /// A release before 6.1 that lacks nothing the file uses: verify has no other checks of
+    /// it, so no verdict.
+    pub undecided: bool,
 }
 
 impl Verdict {
-    /// Whether the kernels asked about accept the BTF.
+    /// A verdict with no problem found yet.
+    pub(super) fn empty(target: Target, rules: HeaderRules) -> Self {
+        Verdict {
+            target,
+            rules,
+            problems: Vec::new(),
+            before_layout: Vec::new(),
+            before_tag_kflag: Vec::new(),
+            undecided: false,
+        }
+    }
+
+    /// Whether the kernels asked about accept the BTF (false when there is no verdict).
     pub fn valid(&self) -> bool {
-        self.problems.is_empty()
+        self.problems.is_empty() && !self.undecided
     }
 
     /// The lines `dwarf2btf verify` prints for the file `name`: "valid BTF" (saying for which
@@ -52,6 +67,12 @@ impl Verdict {
             }
             Target::OwnHeader => None,
         };
+        if let (true, Target::Kernel(v)) = (self.undecided, self.target) {
+            out.push_str(&format!(
+                "{name}: no verdict for Linux {v}: it uses no kind or flag that {v} lacks, but \
+                 verify has the other checks only from {FULL_RULES_SINCE} on\n"
+            ));
+        }
         if self.valid() {
             let whom = kernels.map(|k| format!(" for {k}")).unwrap_or_default();
             out.push_str(&format!("{name}: valid BTF{whom}\n"));
@@ -100,6 +121,7 @@ mod tests {
             problems,
             before_layout,
             before_tag_kflag: Vec::new(),
+            undecided: false,
         };
         let own = Target::OwnHeader;
         let classic = v(vec![], vec![], own, HeaderRules::Classic);
