@@ -426,6 +426,8 @@ pub struct Config {
     pub stats: bool,
     /// Record every save into the function table ([`crate::pipeline::Summary::saves`]).
     pub trace_saves: bool,
+    /// `-q`: no progress line.
+    pub quiet: bool,
 }
 
 /// Where an encoding run writes its BTF.

@@ -86,9 +86,9 @@ pub enum Error {
     /// The command line asks for something invalid; the text is the message shown.
     #[error("{0}")]
     Usage(String),
-    /// A base BTF (`--btf_base`, `--base`) that cannot be read or that breaks the kernel's
-    /// rules: split BTF built on it would be as broken.
-    #[error("{path}: not usable as base BTF: {reason}")]
+    /// A base BTF (`--btf_base`, alias `--base` in the subcommands) that cannot be read or
+    /// that breaks the kernel's rules: split BTF built on it would be as broken.
+    #[error("--btf_base {path}: not usable as base BTF: {reason}")]
     BadBase {
         /// The base file.
         path: PathBuf,

@@ -1,6 +1,7 @@
 //! The `dwarf2btf` command line: pahole's flag spelling for encoding, plus `verify`, `diff`,
 //! `dump` and `why` subcommands. It only parses flags and wires them to the library.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,13 +16,18 @@ use dwarf2btf::config::{
 };
 use dwarf2btf::{pipeline, Error, Result};
 
+mod slips;
+
 #[derive(Parser)]
 #[command(
     name = "dwarf2btf",
     about = "Encode the DWARF of a Linux kernel image or module as BTF (a faster pahole -J)",
     args_conflicts_with_subcommands = true,
     args_override_self = true,
-    disable_version_flag = true
+    disable_version_flag = true,
+    after_help = "Exit status: 0 done (valid, same); 1 the answer is no (verify: invalid, diff: \
+                  different, why: a name not found); 2 trouble (bad input, bad usage, no \
+                  verdict); 3 verify --kernel could not ask the kernel."
 )]
 struct Cli {
     /// Print the pahole version whose behaviour dwarf2btf implements (v1.32), as pahole prints
@@ -53,6 +59,9 @@ struct EncodeArgs {
     /// Verbose output (pahole's -V).
     #[arg(short = 'V', long = "verbose")]
     verbose: bool,
+    /// Print nothing but errors: no progress line, no note when there is nothing to encode.
+    #[arg(short = 'q', long = "quiet", conflicts_with = "verbose")]
+    quiet: bool,
     /// Print per-phase wall and CPU time, memory, and the function table's counters to stderr
     #[arg(long)]
     stats: bool,
@@ -106,6 +115,14 @@ struct RunArgs {
 enum Command {
     /// Print dwarf2btf's own version (`--version` prints the pahole version it implements).
     Version,
+    /// Print a shell completion script (e.g. `dwarf2btf completions bash >
+    /// /etc/bash_completion.d/dwarf2btf`).
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page, in roff (`dwarf2btf man > dwarf2btf.1`; `man -l dwarf2btf.1`).
+    Man,
     /// Check BTF against the kernel's rules: exit 0 when valid, 1 when not, 2 when there is no
     /// verdict (a release before 6.1 that lacks nothing the file uses).
     Verify {
@@ -113,7 +130,7 @@ enum Command {
         file: PathBuf,
         /// Base BTF, when FILE is split BTF (with --kernel, loaded as one BTF with FILE: the
         /// kernel's BPF_BTF_LOAD takes no base).
-        #[arg(long)]
+        #[arg(long = "btf_base", visible_alias = "base", value_name = "PATH")]
         base: Option<PathBuf>,
         /// Ask the running kernel instead: load the BTF with bpf(BPF_BTF_LOAD) (needs root).
         /// Exit 0 when accepted, 1 when rejected, 3 when the kernel cannot be asked.
@@ -133,9 +150,12 @@ enum Command {
     },
     /// Compare two BTFs independently of type ids; exit 1 when they differ.
     Diff {
+        /// The first BTF, side A of the report (raw BTF or an ELF file with a .BTF section).
         a: PathBuf,
+        /// The second BTF, side B of the report.
         b: PathBuf,
-        #[arg(long)]
+        /// Base BTF, when A and B are split BTF.
+        #[arg(long = "btf_base", visible_alias = "base", value_name = "PATH")]
         base: Option<PathBuf>,
         /// Compare as sets (ignore how often an item occurs).
         #[arg(long)]
@@ -147,11 +167,16 @@ enum Command {
         /// deduplication with BTF after it).
         #[arg(long = "fold-fwd")]
         fold_fwd: bool,
+        /// List every differing item (without it, the first 20).
+        #[arg(long)]
+        all: bool,
     },
     /// Print per-kind counts and a readable listing.
     Dump {
+        /// Raw BTF or an ELF file with a .BTF section.
         file: PathBuf,
-        #[arg(long)]
+        /// Base BTF, when FILE is split BTF.
+        #[arg(long = "btf_base", visible_alias = "base", value_name = "PATH")]
         base: Option<PathBuf>,
     },
     /// Explain why functions are or are not in the BTF.
@@ -224,27 +249,42 @@ fn feature_args<'m>(matches: &'m ArgMatches) -> Vec<FeatureArg<'m>> {
 fn main() -> ExitCode {
     // A fatal signal removes an output's temporary file; a truncated input gets one line.
     dwarf2btf::output::signals::install();
-    let matches = match command().try_get_matches_from(attach_jobs_values(std::env::args_os())) {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let matches = match command().try_get_matches_from(attach_jobs_values(args.clone().into_iter()))
+    {
         Ok(m) => m,
-        Err(e) => {
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return ExitCode::SUCCESS;
         }
+        Err(e) => return usage_error(&e, &args),
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(2);
-        }
+        Err(e) => return usage_error(&e, &args),
     };
     match run(cli, &matches) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("dwarf2btf: {e}");
-            ExitCode::FAILURE
+            ExitCode::from(EXIT_TROUBLE)
         }
     }
+}
+
+/// Exit status of every error (bad input, bad usage), as diff and cmp use 2: 0 and 1 are
+/// answers (valid or not, same or different, encoded).
+const EXIT_TROUBLE: u8 = 2;
+
+/// A command line clap refused: the common slips explained in one line, else clap's message.
+fn usage_error(e: &clap::Error, args: &[OsString]) -> ExitCode {
+    match slips::explain(e.kind(), args) {
+        Some(line) => eprintln!("dwarf2btf: {line}"),
+        None => {
+            let _ = e.print();
+        }
+    }
+    ExitCode::from(EXIT_TROUBLE)
 }
 
 fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
@@ -263,10 +303,28 @@ fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
     }
     match cli.command {
         Some(Command::Version) => {
+            let commit = match env!("DWARF2BTF_COMMIT") {
+                "" => String::new(),
+                c => format!(", commit {c}"),
+            };
             println!(
-                "dwarf2btf {} (pahole v{major}.{minor} command line and encoding)",
+                "dwarf2btf {}{commit} (pahole v{major}.{minor} command line and encoding)",
                 env!("CARGO_PKG_VERSION")
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Completions { shell }) => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command(), "dwarf2btf", &mut script);
+            print_stdout(&String::from_utf8_lossy(&script))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Man) => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(command())
+                .render(&mut page)
+                .map_err(|e| Error::io("<stdout>", e))?;
+            print_stdout(&String::from_utf8_lossy(&page))?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Verify {
@@ -288,9 +346,16 @@ fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
             set,
             only,
             fold_fwd,
-        }) => run_diff(&a, &b, base, set, fold_fwd, only.as_deref()),
+            all,
+        }) => run_diff(
+            &a,
+            &b,
+            base,
+            DiffFlags { set, fold_fwd, all },
+            only.as_deref(),
+        ),
         Some(Command::Dump { file, base }) => {
-            let btf = read::read_file(&file, load_base(base)?)?;
+            let btf = read_btf(&file, load_base(base)?)?;
             let mut listing = Vec::new();
             dump::dump(&btf, &mut listing).map_err(|e| Error::io("<stdout>", e))?;
             print_stdout(&String::from_utf8_lossy(&listing))?;
@@ -324,20 +389,21 @@ fn run_verify(
 ) -> Result<ExitCode> {
     let data = read::file_btf_bytes(file)?;
     let base = load_base(base)?;
+    if base.is_none() {
+        refuse_split(file, &data)?;
+    }
     let target = version.map_or(verify::Target::OwnHeader, verify::Target::Kernel);
     let verdict = verify::judge(&data, base.as_ref(), target);
     print_stdout(&verdict.report(&file.display().to_string()))?;
     Ok(if verdict.valid() {
         ExitCode::SUCCESS
     } else if verdict.undecided {
-        ExitCode::from(EXIT_NO_VERDICT)
+        ExitCode::from(EXIT_TROUBLE)
     } else {
         ExitCode::FAILURE
     })
 }
 
-/// Exit status of `verify --kernel-version` when it has no verdict for the release.
-const EXIT_NO_VERDICT: u8 = 2;
 /// Exit status of `verify --kernel` when the kernel cannot be asked (no privilege, no bpf()).
 const EXIT_NO_KERNEL: u8 = 3;
 /// How many of the verifier log's last lines a rejection shows.
@@ -415,6 +481,29 @@ fn header_hint(data: &[u8]) -> String {
 }
 
 /// Whether raw BTF looks split: its string section does not start with the empty string.
+/// Reads the BTF of `path` for `dump` and `diff`, refusing split BTF given without its base.
+fn read_btf(path: &Path, base: Option<Arc<Btf>>) -> Result<Btf> {
+    let data = read::file_btf_bytes(path)?;
+    if base.is_none() {
+        refuse_split(path, &data)?;
+    }
+    read::parse(&data, base)
+}
+
+/// Split BTF without its base cannot be read: its type ids and string offsets continue the
+/// base's. One line asking for the base, rather than a listing of wrong names or a hundred
+/// rule violations.
+fn refuse_split(path: &Path, data: &[u8]) -> Result<()> {
+    if !looks_split(data) {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "{}: this looks like split BTF (its strings do not start with an empty string): \
+         give its base with --btf_base (e.g. the vmlinux it was built against)",
+        path.display()
+    )))
+}
+
 fn looks_split(data: &[u8]) -> bool {
     read::parse_header(data).is_ok_and(|h| {
         let at = h.hdr_len as usize + h.str_off as usize;
@@ -422,17 +511,26 @@ fn looks_split(data: &[u8]) -> bool {
     })
 }
 
+/// `diff`'s switches.
+struct DiffFlags {
+    set: bool,
+    fold_fwd: bool,
+    all: bool,
+}
+
+/// How many differing items `diff` lists without `--all`.
+const DIFFERENCES_SHOWN: usize = 20;
+
 fn run_diff(
     a: &Path,
     b: &Path,
     base: Option<PathBuf>,
-    set: bool,
-    fold_fwd: bool,
+    flags: DiffFlags,
     only: Option<&str>,
 ) -> Result<ExitCode> {
     let base = load_base(base)?;
-    let btf_a = read::read_file(a, base.clone())?;
-    let btf_b = read::read_file(b, base)?;
+    let btf_a = read_btf(a, base.clone())?;
+    let btf_b = read_btf(b, base)?;
     let categories = match only {
         Some(list) => list
             .split(',')
@@ -444,13 +542,22 @@ fn run_diff(
         &btf_a,
         &btf_b,
         &canon::DiffOptions {
-            set,
+            set: flags.set,
             categories,
-            max_shown: 20,
-            fold_fwd,
+            max_shown: if flags.all {
+                usize::MAX
+            } else {
+                DIFFERENCES_SHOWN
+            },
+            fold_fwd: flags.fold_fwd,
         },
     );
-    print_stdout(&report.to_string())?;
+    let legend = format!(
+        "A: {}\nB: {}\n(- an item only in A, + only in B)\n\n",
+        a.display(),
+        b.display()
+    );
+    print_stdout(&(legend + &report.to_string()))?;
     Ok(if report.equal {
         ExitCode::SUCCESS
     } else {
@@ -478,6 +585,7 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
         no_dedup: args.no_dedup,
         stats: args.stats,
         trace_saves: args.trace_saves.is_some(),
+        quiet: args.quiet,
         ..config(input, output, args.run, feature_args, args.verbose)?
     };
     bound_malloc_arenas(config.jobs);
@@ -492,7 +600,7 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
             .write_to(std::io::BufWriter::new(file))
             .map_err(|e| Error::io(path, e))?;
     }
-    if let Some(why) = &summary.nothing_written {
+    if let (Some(why), false) = (&summary.nothing_written, args.quiet) {
         eprintln!(
             "dwarf2btf: {}: {why}; nothing written",
             config.input.display()
@@ -580,6 +688,7 @@ fn config(
         max_decompress_ratio: args.max_decompress_ratio,
         stats: false,
         trace_saves: false,
+        quiet: false,
     })
 }
 

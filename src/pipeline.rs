@@ -158,7 +158,7 @@ pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
     let elf = input.elf(config)?;
     let mut summary = Summary::default();
     summary.phases.push(start.end("read"));
-    let progress = Progress::new();
+    let progress = Progress::new(config.quiet);
     let run = RunContext {
         config,
         progress: &progress,

@@ -1,6 +1,6 @@
 //! The progress line of a long run: CUs encoded so far, then the dedup and write phases, on
-//! stderr. Nothing is drawn when stderr is not a terminal (kernel builds, pipes, tests) or
-//! while the run is younger than a second, and the line is cleared at the end.
+//! stderr. Nothing is drawn under `-q`, when stderr is not a terminal (kernel builds, pipes,
+//! tests) or while the run is younger than a second, and the line is cleared at the end.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -18,8 +18,9 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// A hidden line; [`Progress::cus`] sets how many compile units the run has.
-    pub fn new() -> Self {
+    /// A hidden line, never shown when `quiet`; [`Progress::cus`] sets how many compile units
+    /// the run has.
+    pub fn new(quiet: bool) -> Self {
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
         bar.set_style(
             ProgressStyle::with_template("dwarf2btf: {msg} [{bar:30}] {pos}/{len} CUs, {elapsed}")
@@ -30,7 +31,7 @@ impl Progress {
         Progress {
             bar,
             start: Instant::now(),
-            terminal: std::io::stderr().is_terminal(),
+            terminal: !quiet && std::io::stderr().is_terminal(),
         }
     }
 
@@ -60,7 +61,7 @@ impl Progress {
 
 impl Default for Progress {
     fn default() -> Self {
-        Progress::new()
+        Progress::new(false)
     }
 }
 

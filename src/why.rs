@@ -684,7 +684,7 @@ pub fn why(config: &Config, names: &[String], notes: &mut dyn std::io::Write) ->
     let mut summary = Summary::default();
     let run = RunContext {
         config,
-        progress: &Progress::new(),
+        progress: &Progress::new(config.quiet),
         clock: &RunClock::start(),
         summary: &mut summary,
         out: notes,

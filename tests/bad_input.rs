@@ -178,7 +178,7 @@ fn decompression_bombs_are_refused_in_little_memory() {
                 .arg(format!("--btf_encode_detached={}", out.display()))
                 .arg(&bomb),
         );
-        assert_eq!(o.status.code(), Some(1), "{format}: {}", text(&o));
+        assert_eq!(o.status.code(), Some(2), "{format}: {}", text(&o));
         assert!(
             kib < 32 << 10,
             "{format}: refused, but peak RSS was {kib} KiB"
@@ -374,7 +374,7 @@ fn unknown_feature_is_fatal_only_when_strict() {
         &dir.join("b.btf"),
         &["--btf_features_strict=float,bogus"],
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out).contains("unknown BTF feature 'bogus'"),
         "{}",
@@ -388,7 +388,7 @@ fn nothing_to_do_without_j() {
     let fx = &fixtures()[0];
     let before = std::fs::read(&fx.path).unwrap();
     let out = run(Command::new(bin()).arg(&fx.path));
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("pass -J"), "{}", text(&out));
     assert_eq!(std::fs::read(&fx.path).unwrap(), before);
 }
@@ -423,7 +423,7 @@ fn missing_input_file() {
     let dir = scratch("missing");
     let p = dir.join("does-not-exist");
     let out = encode(&p, &dir.join("out.btf"), &[]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("No such file"), "{}", text(&out));
 }
 
@@ -497,7 +497,7 @@ fn inputs_that_are_not_regular_files() {
         for mut cmd in [encoder, verify, dump] {
             let o = run(&mut cmd);
             let stderr = String::from_utf8_lossy(&o.stderr);
-            assert_eq!(o.status.code(), Some(1), "{cmd:?}: {stderr}");
+            assert_eq!(o.status.code(), Some(2), "{cmd:?}: {stderr}");
             assert_eq!(stderr.trim_end().lines().count(), 1, "{cmd:?}: {stderr}");
             assert!(stderr.contains(expect), "{cmd:?}: {stderr}");
         }
@@ -557,7 +557,7 @@ fn broken_bases_are_refused() {
         for mut cmd in [encoder, verify] {
             let o = run(&mut cmd);
             let stderr = String::from_utf8_lossy(&o.stderr);
-            assert_eq!(o.status.code(), Some(1), "{name}: {}", text(&o));
+            assert_eq!(o.status.code(), Some(2), "{name}: {}", text(&o));
             assert_eq!(stderr.trim_end().lines().count(), 1, "{name}: {stderr}");
             assert!(
                 stderr.contains("not usable as base BTF"),
@@ -597,7 +597,7 @@ fn compressed_btf_claiming_too_much() {
     for mut cmd in [verify, dump, base] {
         let (o, _) = rss::within_bound(&[&bomb], &mut cmd);
         let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{cmd:?}: {stderr}");
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}: {stderr}");
         assert_eq!(stderr.trim_end().lines().count(), 1, "{cmd:?}: {stderr}");
         assert!(
             stderr.contains("claims 268435456 bytes"),

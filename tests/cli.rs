@@ -58,7 +58,7 @@ fn supported_features_are_accepted_strictly() {
         &out,
         &["--btf_features_strict=float,no_such_feature"],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
 /// The first fixture encoded with `flags` into `NAME.btf` in the CLI scratch directory, which

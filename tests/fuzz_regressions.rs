@@ -125,6 +125,7 @@ fn harness_compression_reads_back() {
             max_decompress_ratio: dwarf2btf::input::elf::DEFAULT_DECOMPRESS_RATIO,
             stats: false,
             trace_saves: false,
+            quiet: false,
         };
         dwarf2btf::pipeline::run(&config, dwarf2btf::pipeline::Host::quiet()).unwrap();
         std::fs::read(out).unwrap()

@@ -266,7 +266,7 @@ fn allocated_btf_is_refused_and_the_file_untouched() {
     );
     let before = std::fs::read(&target).unwrap();
     let out = run(Command::new(bin()).arg("-J").arg(&target));
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("allocated"), "{err}");

@@ -111,10 +111,10 @@ fn temp_files(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// A failed run: exit 1, one `dwarf2btf: ` line on stderr containing `expect`; returns it.
+/// A failed run: exit 2, one `dwarf2btf: ` line on stderr containing `expect`; returns it.
 fn one_error_line(o: &Output, expect: &str) -> String {
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(stderr.starts_with("dwarf2btf: "), "{stderr}");
     assert!(stderr.contains(expect), "expected '{expect}' in: {stderr}");
@@ -742,7 +742,7 @@ fn signals_remove_the_temporary_file() {
 }
 
 /// An input truncated by someone else while dwarf2btf reads it (here right after it is mapped,
-/// strace holding the mmap's return back): one line saying so and exit 1, not a bare "Bus
+/// strace holding the mmap's return back): one line saying so and exit 2, not a bare "Bus
 /// error", and no output or temporary file.
 #[test]
 fn an_input_truncated_while_read_is_reported() {
@@ -769,7 +769,7 @@ fn an_input_truncated_while_read_is_reported() {
         .lines()
         .filter(|l| l.starts_with("dwarf2btf"))
         .collect();
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert_eq!(
         ours,
         ["dwarf2btf: an input file was truncated while it was being read (SIGBUS)"]

@@ -37,6 +37,7 @@ pub(crate) fn prededup(input: PathBuf) -> Vec<u8> {
         max_decompress_ratio: dwarf2btf::input::elf::DEFAULT_DECOMPRESS_RATIO,
         stats: false,
         trace_saves: false,
+        quiet: false,
     };
     pipeline::run(&config, pipeline::Host::quiet()).expect("the input encodes");
     std::fs::read(&out).expect("the output is there")

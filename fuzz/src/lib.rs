@@ -52,10 +52,14 @@ impl random_btf::Source for Bytes<'_> {
 }
 
 /// Everything a reader of hostile BTF does with `data` (on `base` for split BTF): verify the
-/// bytes, parse, verify the parsed BTF, list it, compare it with itself, write it and parse
+/// bytes (on their own header and for a release), parse, verify the parsed BTF, list it, compare it with itself, write it and parse
 /// that back (which must work). Returns the parsed BTF when it parsed.
 pub fn read_all(data: &[u8], base: Option<&Arc<Btf>>) -> Option<Btf> {
     let _ = verify::verify_bytes(data, base);
+    // For a release too: before 6.1 (the release table only), 6.1, and with the layout header.
+    let release = ["5.4", "6.1", "7.2"][data.len() % 3];
+    let release = release.parse().expect("a kernel release");
+    let _ = verify::judge(data, base, verify::Target::Kernel(release));
     let btf = read::parse(data, base.cloned()).ok()?;
     let _ = verify::verify(&btf);
     let _ = dump::dump(&btf, &mut std::io::sink());
@@ -195,6 +199,7 @@ fn encode(
         max_decompress_ratio: dwarf2btf::input::elf::DEFAULT_DECOMPRESS_RATIO,
         stats: false,
         trace_saves: false,
+        quiet: false,
     };
     pipeline::run(&config, pipeline::Host::quiet()).map_err(|e| e.to_string())?;
     check_written(&config, &before);

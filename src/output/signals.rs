@@ -76,7 +76,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
         // Returning would fault again on the same access.
         unsafe {
             libc::write(2, SIGBUS_LINE.as_ptr().cast(), SIGBUS_LINE.len());
-            libc::_exit(1);
+            libc::_exit(2);
         }
     }
     // SAFETY: signal and raise are async-signal-safe: the default action, re-raised, ends the

@@ -1,5 +1,5 @@
 //! What the bad-input tests share: the check that a run failed cleanly (one error line,
-//! exit 1, no output or temporary file left, the input untouched, peak RSS within the
+//! exit 2, no output or temporary file left, the input untouched, peak RSS within the
 //! README's bound), compiling a C snippet, and finding and patching DIEs and sections of an
 //! object by what readelf says of it.
 
@@ -28,7 +28,7 @@ pub(crate) fn assert_clean_failure(input: &Path, expect: &str) {
         let (out, kib) = rss::within_bound(&[input], &mut cmd);
         println!("{}: peak RSS {kib} KiB", input.display());
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{}: {stderr}", input.display());
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", input.display());
         assert!(
             !stderr.contains("panicked"),
             "panic on {}: {stderr}",

@@ -283,7 +283,10 @@ impl fmt::Display for DiffReport {
                 .distinct_differences
                 .saturating_sub(self.differences.len());
             if hidden > 0 {
-                writeln!(f, "... and {hidden} more differing items")?;
+                writeln!(
+                    f,
+                    "... and {hidden} more differing items (--all shows them)"
+                )?;
             }
         }
         writeln!(f, "{}", if self.equal { "equal" } else { "different" })

@@ -154,7 +154,7 @@ pub fn read_base(path: &std::path::Path) -> crate::error::Result<Arc<Btf>> {
         reason,
     };
     let base = crate::btf::read::read_base(path).map_err(|e| match e {
-        crate::error::Error::Io { .. } => e,
+        crate::error::Error::Io { source, .. } => bad(source.to_string()),
         other => bad(other.to_string()),
     })?;
     match first_problem(&base) {
