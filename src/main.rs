@@ -190,6 +190,9 @@ enum Command {
         names: Vec<String>,
         /// The ELF file (vmlinux, a .ko or a .o).
         file: PathBuf,
+        /// List every DWARF definition (without it, the first 8).
+        #[arg(long)]
+        all: bool,
         #[command(flatten)]
         run: RunArgs,
     },
@@ -361,9 +364,14 @@ fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
             print_stdout(&String::from_utf8_lossy(&listing))?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Why { names, file, run }) => {
+        Some(Command::Why {
+            names,
+            file,
+            all,
+            run,
+        }) => {
             let sub = matches.subcommand_matches("why").unwrap_or(matches);
-            run_why(&names, file, run, &feature_args(sub))
+            run_why(&names, file, all, run, &feature_args(sub))
         }
         None => run_encode(cli.encode, &feature_args(matches)),
     }
@@ -695,9 +703,16 @@ fn config(
 fn run_why(
     names: &[String],
     input: PathBuf,
+    all: bool,
     args: RunArgs,
     feature_args: &[FeatureArg<'_>],
 ) -> Result<ExitCode> {
+    if feature_args.is_empty() {
+        eprintln!(
+            "dwarf2btf: note: no --btf_features given: the answers are for pahole's defaults; \
+             give the build's flags for its answers (kernels pass --btf_features=...)"
+        );
+    }
     // Nothing is written: the output is never used.
     let config = config(input, Output::InPlace, args, feature_args, false)?;
     // stdout is the report: the encoder's notes go to stderr.
@@ -705,7 +720,11 @@ fn run_why(
     if let Some(why) = &answer.nothing_encoded {
         eprintln!("dwarf2btf: {}: {why}", config.input.display());
     }
-    let text: Vec<String> = answer.reports.iter().map(|r| r.to_string()).collect();
+    let text: Vec<String> = answer
+        .reports
+        .iter()
+        .map(|r| if all { format!("{r:#}") } else { r.to_string() })
+        .collect();
     print_stdout(&text.join("\n"))?;
     Ok(if answer.reports.iter().any(|r| r.unknown()) {
         ExitCode::FAILURE

@@ -156,14 +156,22 @@ impl Report {
         if let Some(d) = &self.decision {
             return match d.skip() {
                 None => format!("{n}: encoded"),
-                Some(r) => format!("{n}: skipped: {}", r.text()),
+                Some(r) => format!("{n}: skipped: {}", r.describe()),
             };
         }
-        if self.counted_symbols().next().is_none() {
+        if self.counted_symbols().next().is_none() && self.inlined_everywhere() {
+            format!("{n}: not encoded: inlined at every call site: nothing to attach to")
+        } else if self.counted_symbols().next().is_none() {
             format!("{n}: not encoded: no ELF function symbol named {n}")
         } else {
             format!("{n}: not encoded: no DWARF definition of {n} with named parameters")
         }
+    }
+
+    /// Every DWARF definition is without an address (abstract instances, the code inlined
+    /// into its callers) and no function symbol has the name.
+    fn inlined_everywhere(&self) -> bool {
+        !self.dwarf.is_empty() && self.dwarf.iter().all(|f| f.addr == 0)
     }
 
     fn instance_index(&self, order: Order) -> String {
@@ -224,7 +232,7 @@ impl Report {
         Ok(())
     }
 
-    fn write_dwarf(&self, out: &mut String) -> fmt::Result {
+    fn write_dwarf(&self, out: &mut String, all: bool) -> fmt::Result {
         writeln!(
             out,
             "  DWARF definitions: {}{}{}",
@@ -239,7 +247,12 @@ impl Report {
                 ""
             }
         )?;
-        for (i, f) in self.dwarf.iter().enumerate() {
+        let shown = if all {
+            self.dwarf.len()
+        } else {
+            INSTANCES_SHOWN
+        };
+        for (i, f) in self.dwarf.iter().enumerate().take(shown) {
             let at = if f.addr == 0 {
                 "no low_pc (abstract instance, or ranges only)".to_string()
             } else {
@@ -306,6 +319,9 @@ impl Report {
                 }
             )?;
         }
+        if let Some(hidden) = self.dwarf.len().checked_sub(shown).filter(|&n| n > 0) {
+            writeln!(out, "    ... and {hidden} more (--all lists them)")?;
+        }
         Ok(())
     }
 
@@ -356,10 +372,15 @@ impl Report {
                 self.instance_index(d.canonical)
             )?,
             Some(skip) => {
-                writeln!(out, "    skipped: {}", skip.text())?;
+                writeln!(out, "    skipped: {}", skip.describe())?;
                 for r in &d.reasons {
                     let last = if *r == skip { "" } else { " (also applies)" };
-                    writeln!(out, "      - {}{last}: {}", r.text(), self.because(d, *r))?;
+                    writeln!(
+                        out,
+                        "      - {}{last}: {}",
+                        r.describe(),
+                        self.because(d, *r)
+                    )?;
                 }
             }
         }
@@ -439,6 +460,11 @@ impl Report {
     }
 }
 
+/// How many DWARF definitions a report lists without `--all`.
+pub const INSTANCES_SHOWN: usize = 8;
+
+/// A report: the headline, the ELF symbols, the DWARF definitions (the first
+/// [`INSTANCES_SHOWN`], every one with `{:#}`), the decision, and the headline again.
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut out = String::new();
@@ -452,8 +478,10 @@ impl fmt::Display for Report {
         }
         if !self.unknown() {
             self.write_symbols(&mut out)?;
-            self.write_dwarf(&mut out)?;
+            // `{:#}` lists every DWARF definition (`why --all`).
+            self.write_dwarf(&mut out, f.alternate())?;
             self.write_decision(&mut out)?;
+            writeln!(out, "  => {}", self.headline())?;
         }
         f.write_str(&out)
     }

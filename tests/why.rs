@@ -145,7 +145,7 @@ fn agrees_with_encoding(
 fn fixture_answers_agree_with_the_encoding() {
     let a = agrees_with_encoding(funcs_so(), &[KERNEL_FEATURES], None);
     assert!(a["foo"].skipped("optimized parameters"), "{a:?}");
-    assert!(a["helper"].skipped("inconsistet prototype"));
+    assert!(a["helper"].skipped("inconsistent prototype"));
     assert!(a["on_stack"].skipped("uncertain parameter location"));
     assert!(a["bar"].encoded() && a["entry_a"].encoded() && a["entry_b"].encoded());
 }
@@ -195,7 +195,7 @@ fn fixture_answer_follows_the_features() {
     ];
     let o = why(funcs_so(), &["helper"], &flags);
     assert!(
-        answers(&o)["helper"].skipped("inconsistet prototype"),
+        answers(&o)["helper"].skipped("inconsistent prototype"),
         "{}",
         text(&o)
     );
@@ -288,7 +288,9 @@ fn kernel_answers_match_pahole_skip_log_and_the_btf() {
             .map(|l| line_kind(l))
             .find(|k| !k.contains("mismatch"))
             .expect("a reason line");
-        assert!(answer.skipped(reason), "{name}: {}", answer.headline);
+        // why's own prose spells right what pahole's log misspells ("inconsistet").
+        let reason = reason.replace("inconsistet", "inconsistent");
+        assert!(answer.skipped(&reason), "{name}: {}", answer.headline);
     }
     for name in &encoded {
         assert!(a[*name].encoded(), "{name}: {}", a[*name].headline);
@@ -319,4 +321,67 @@ fn module_answers_agree_with_the_encoding() {
     let ko = modules.join("kernel/fs/fuse/fuse.ko");
     let a = agrees_with_encoding(&ko, &[KERNEL_FEATURES, "--lang_exclude=rust"], Some(base));
     assert!(a.len() > 100, "{} functions", a.len());
+}
+
+/// A function inlined into ten compile units and never called: the answer says "inlined",
+/// lists the first 8 definitions (`--all`: every one), ends with the verdict again, and, with
+/// no `--btf_features`, notes on stderr that it answers for pahole's defaults.
+#[test]
+fn inlined_everywhere_is_said_and_the_list_is_capped() {
+    let dir = scratch("why_inlined");
+    let mut objects = Vec::new();
+    for i in 1..=10 {
+        let src = dir.join(format!("u{i}.c"));
+        std::fs::write(
+            &src,
+            format!(
+                "static inline __attribute__((always_inline)) int inl_helper(int x) \
+                 {{ return x * {i} + 1; }}\nint user_{i}(int y) {{ return inl_helper(y); }}\n"
+            ),
+        )
+        .unwrap();
+        let obj = dir.join(format!("u{i}.o"));
+        run_ok(
+            Command::new(tool("gcc"))
+                .args(["-O2", "-g", "-c"])
+                .arg(&src)
+                .arg("-o")
+                .arg(&obj),
+        );
+        objects.push(obj);
+    }
+    let all = dir.join("all.o");
+    run_ok(
+        Command::new(tool("ld"))
+            .arg("-r")
+            .args(&objects)
+            .arg("-o")
+            .arg(&all),
+    );
+    let listed = |o: &Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.starts_with("    [") && l.contains(".c  (DIE"))
+            .count()
+    };
+    let o = why(&all, &["inl_helper"], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let headline = "inl_helper: not encoded: inlined at every call site: nothing to attach to";
+    assert_eq!(lines[0], headline, "{stdout}");
+    assert_eq!(
+        *lines.last().unwrap(),
+        format!("  => {headline}"),
+        "{stdout}"
+    );
+    assert_eq!(listed(&o), 8, "{stdout}");
+    assert!(
+        stdout.contains("... and 2 more (--all lists them)"),
+        "{stdout}"
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no --btf_features given"));
+    let o = why(&all, &["--all", "inl_helper"], &[KERNEL_FEATURES]);
+    assert_eq!(listed(&o), 10, "{}", text(&o));
+    assert!(o.stderr.is_empty(), "{}", text(&o));
 }

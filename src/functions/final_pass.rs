@@ -101,6 +101,15 @@ impl SkipReason {
         }
     }
 
+    /// The reason in prose: [`SkipReason::text`] with pahole's "inconsistet" spelled right,
+    /// for `why`'s own sentences (its `-V` lines keep pahole's words).
+    pub fn describe(self) -> &'static str {
+        match self {
+            SkipReason::InconsistentProto => "inconsistent prototype",
+            other => other.text(),
+        }
+    }
+
     fn bit(self) -> u8 {
         1 << self as u8
     }
