@@ -59,6 +59,10 @@ struct EncodeArgs {
     /// Verbose output (pahole's -V).
     #[arg(short = 'V', long = "verbose")]
     verbose: bool,
+    /// Encode standalone BTF even for a module without --btf_base, replacing split .BTF in
+    /// place (refused without this flag).
+    #[arg(long)]
+    standalone: bool,
     /// Print nothing but errors: no progress line, no note when there is nothing to encode.
     #[arg(short = 'q', long = "quiet", conflicts_with = "verbose")]
     quiet: bool,
@@ -489,6 +493,35 @@ fn header_hint(data: &[u8]) -> String {
 }
 
 /// Whether raw BTF looks split: its string section does not start with the empty string.
+/// A module encoded without `--btf_base` gets standalone BTF, which the kernel does not load
+/// for a module: refused in place when the file already carries split BTF (unless
+/// `--standalone`), warned about for any other `.ko`.
+fn guard_module_without_base(
+    input: &Path,
+    output: &Output,
+    standalone: bool,
+    quiet: bool,
+) -> Result<()> {
+    let carries_split = read::file_btf_bytes(input).is_ok_and(|b| looks_split(&b));
+    if carries_split && matches!(output, Output::InPlace) && !standalone {
+        return Err(Error::Usage(format!(
+            "{}: its .BTF is split BTF (a module's, on a base); without --btf_base it would be \
+             replaced by standalone BTF, which the kernel does not load for a module: give the \
+             base with --btf_base (e.g. vmlinux), or --standalone to replace it anyway",
+            input.display()
+        )));
+    }
+    let module = input.extension().is_some_and(|e| e == "ko");
+    if (module || carries_split) && !standalone && !quiet {
+        eprintln!(
+            "dwarf2btf: warning: {} looks like a kernel module and no --btf_base was given: its \
+             BTF is standalone, which the kernel does not load for a module",
+            input.display()
+        );
+    }
+    Ok(())
+}
+
 /// Reads the BTF of `path` for `dump` and `diff`, refusing split BTF given without its base.
 fn read_btf(path: &Path, base: Option<Arc<Btf>>) -> Result<Btf> {
     let data = read::file_btf_bytes(path)?;
@@ -589,6 +622,9 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
             ))
         }
     };
+    if args.run.btf_base.is_none() {
+        guard_module_without_base(&input, &output, args.standalone, args.quiet)?;
+    }
     let config = Config {
         no_dedup: args.no_dedup,
         stats: args.stats,

@@ -287,3 +287,48 @@ fn completions_and_man_page() {
         assert!(rendered.contains(needle), "{needle} missing:\n{rendered}");
     }
 }
+
+/// A module's split .BTF is not replaced in place by standalone BTF when --btf_base is
+/// forgotten (refused, the file untouched; `--standalone` does it anyway), and a `.ko`
+/// encoded without a base is warned about.
+#[test]
+fn a_module_without_its_base_is_refused_in_place_and_warned_about() {
+    let dir = scratch("cli_messages_module");
+    let fx = &fixtures()[0];
+    let base = dir.join("base.btf");
+    assert!(encode(&fx.path, &base, &[]).status.success());
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/module.c");
+    let module = dir.join("module.ko");
+    run_ok(
+        Command::new(tool("gcc"))
+            .args(["-g", "-c", src, "-o"])
+            .arg(&module),
+    );
+    let in_place = |flags: &[&str]| run(Command::new(bin()).arg("-J").args(flags).arg(&module));
+    let o = in_place(&[&format!("--btf_base={}", base.display())]);
+    assert!(o.status.success(), "{}", text(&o));
+    let split = std::fs::read(&module).unwrap();
+    let (code, line) = one_line(&["-J", &module.display().to_string()]);
+    assert_eq!(code, Some(2), "{line}");
+    assert!(
+        line.contains("is split BTF") && line.contains("--standalone"),
+        "{line}"
+    );
+    assert_eq!(
+        std::fs::read(&module).unwrap(),
+        split,
+        "the module was changed"
+    );
+    let o = in_place(&["--standalone"]);
+    assert!(o.status.success() && o.stderr.is_empty(), "{}", text(&o));
+    let o = run(Command::new(bin()).arg("verify").arg(&module));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let detached = format!("--btf_encode_detached={}", dir.join("m.btf").display());
+    let o = run(Command::new(bin()).arg(&detached).arg(&module));
+    assert!(o.status.success(), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("warning") && stderr.contains("no --btf_base"),
+        "{stderr}"
+    );
+}
