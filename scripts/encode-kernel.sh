@@ -7,7 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-test-deps.sh
+# What this job runs, and nothing more (idempotent: no apt call when all are there): readelf
+# (binutils), xz for the compressed oracle (scripts/oracle.sh), python3 for sections() below,
+# GNU time for measure(), bpftool, gcc as cargo's linker, and Debian's pahole (dwarves), which
+# the summary measures beside dwarf2btf. scripts/fetch-kernel.sh needs only apt and dpkg-deb.
+scripts/apt-install.sh binutils xz-utils python3 time bpftool gcc dwarves
 VMLINUX=$(scripts/fetch-kernel.sh)
 CACHE=$(dirname "$VMLINUX")
 OUT=$CACHE/vmlinux.dwarf2btf.btf

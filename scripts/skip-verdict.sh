@@ -7,10 +7,10 @@
 #
 # Accepted (listed, not failed): the comparisons with pahole's output for the pinned
 # reference image, when Debian's archive no longer has it and the suite runs on the newest
-# cloud kernel instead (the README's test command says so). Every other skip fails CI: a check that
-# cannot run there is a check that did not pass. (The 7.x kernel builds' comparison with
-# pahole runs pahole 1.32 on the build when the committed oracle's inputs differ:
-# scripts/kernel-build/oracle.sh.)
+# cloud kernel instead (the README's test command and docs/testing.md say so). Every other
+# skip fails CI: a check that cannot run there is a check that did not pass. (The 7.x kernel
+# builds' comparison with pahole runs pahole 1.32 on the build when the committed oracle's
+# inputs differ: scripts/kernel-build/oracle.sh.)
 set -euo pipefail
 
 SKIPPED=$1

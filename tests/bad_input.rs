@@ -1,6 +1,7 @@
 //! Bad input gets one clear error line and a non-zero exit: never a panic, never an output
-//! file (partial or not), never a modified input, and a peak RSS below the bound the README
-//! states (`tests/common/rss.rs`; the fuzz corpus is held to it in `tests/rss_bound.rs`).
+//! file (partial or not), never a modified input, and a peak RSS below the bound
+//! docs/bad-input.md states (`tests/common/rss.rs`; the fuzz corpus is held to it in
+//! `tests/rss_bound.rs`).
 
 mod common;
 
@@ -153,12 +154,12 @@ fn zero_bomb(dir: &Path, format: &str, size: usize) -> PathBuf {
     bomb
 }
 
-/// Real decompression bombs, zlib and zstd: 128 MiB of zeros in `.debug_str`, a few KiB
-/// compressed. Refused with the section named, in a small resident set; with the limit
-/// lifted (`--max_decompress_ratio=0`) the same file is decompressed and encoded, which shows
-/// both that the refusal is the limit's and that the limit is what kept the memory down — and,
-/// as that run is above the README's RSS bound for the file's size, that the bound's check
-/// (`rss::check`, which every bad input passes) can fail.
+/// Real decompression bombs, zlib and zstd: 128 MiB of zeros in `.debug_str`, a few KiB compressed.
+/// Refused with the section named, in a small resident set; with the limit lifted
+/// (`--max_decompress_ratio=0`) the same file is decompressed and encoded, which shows both that
+/// the refusal is the limit's and that the limit is what kept the memory down — and, as that run is
+/// above docs/bad-input.md's RSS bound for the file's size, that the bound's check (`rss::check`,
+/// which every bad input passes) can fail.
 #[test]
 fn decompression_bombs_are_refused_in_little_memory() {
     const SIZE: usize = 128 << 20;

@@ -4,11 +4,11 @@
 //! (tests/data/modules), checked by `dwarf2btf verify --base` and `bpftool btf -B`.
 //!
 //! Types, variables and datasecs must be identical. Functions may differ only in the ways the
-//! README documents for relocatable inputs: pahole cannot match a module's DWARF addresses
-//! with its symbols, so it emits a prototype for a function whose only symbol is an optimized
-//! clone (`NAME.isra.0`, `NAME.constprop.0`) that dwarf2btf skips for "optimized parameters",
-//! and it may take another instance's parameter names; and pahole misses an ambiguous address
-//! when one of the symbols sits at section offset 0 or the name is the table's last.
+//! docs/differences-from-pahole.md documents for relocatable inputs: pahole cannot match a module's
+//! DWARF addresses with its symbols, so it emits a prototype for a function whose only symbol is an
+//! optimized clone (`NAME.isra.0`, `NAME.constprop.0`) that dwarf2btf skips for "optimized
+//! parameters", and it may take another instance's parameter names; and pahole misses an ambiguous
+//! address when one of the symbols sits at section offset 0 or the name is the table's last.
 
 mod common;
 
@@ -87,8 +87,8 @@ fn function_of(line: &str) -> (String, String) {
 }
 
 /// Checks that every function difference between our output and pahole's (the lines of
-/// `scripts/btf-canon.py --only funcs` only in `ours` and only in `theirs`) is one the README
-/// documents; returns how many there were.
+/// `scripts/btf-canon.py --only funcs` only in `ours` and only in `theirs`) is one
+/// docs/differences-from-pahole.md documents; returns how many there were.
 fn check_function_differences(
     module: &str,
     ko: &Path,

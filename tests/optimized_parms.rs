@@ -3,7 +3,8 @@
 //! `DW_AT_calling_convention(DW_CC_nocall)` (own DIE or abstract origin) or gcc emitted it as
 //! a `.isra`/`.constprop` clone. `tests/fixtures/optimized_parms.c` has one function per
 //! branch; it is compiled with gcc and clang at -O2, DWARF 4 and 5, and linked into shared
-//! objects (in relocatable files pahole cannot match addresses, see the README).
+//! objects (in relocatable files pahole cannot match addresses, see
+//! docs/differences-from-pahole.md).
 //!
 //! Debian's clang 14 never writes `DW_CC_nocall` (LLVM 15+ does, when dead-argument
 //! elimination changes a signature), so the nocall builds take clang's optimized IR and give

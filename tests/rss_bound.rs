@@ -1,6 +1,6 @@
-//! Peak RSS on hostile input stays below the bound the README states ("Bad input";
-//! `tests/common/rss.rs`: 32 MiB plus 256 times the size of the input and its base, compressed
-//! sections counted decompressed). Every file of the committed fuzz corpus
+//! Peak RSS on hostile input stays below the bound docs/bad-input.md states (`tests/common/rss.rs`:
+//! 32 MiB plus 256 times the size of the input and its base, compressed sections counted
+//! decompressed). Every file of the committed fuzz corpus
 //! (`fuzz/corpus/TARGET/`) and every past fuzz finding (`tests/data/fuzz/`) is given to the
 //! binary as an encoder input (pahole's default features; the kernel's flags;
 //! in place on a copy, split on `fuzz/base.btf` with a distilled base) and to `verify` (alone

@@ -1,7 +1,7 @@
 //! What the bad-input tests share: the check that a run failed cleanly (one error line,
 //! exit 2, no output or temporary file left, the input untouched, peak RSS within the
-//! README's bound), compiling a C snippet, and finding and patching DIEs and sections of an
-//! object by what readelf says of it.
+//! bound docs/bad-input.md states), compiling a C snippet, and finding and patching DIEs and
+//! sections of an object by what readelf says of it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,13 +1,13 @@
-//! Peak resident set of the binary under test, and the bound the README states for it: on any
-//! input, `dwarf2btf` stays below [`bound_kib`] of the input's counted size ([`counted_size`]:
-//! each compressed section at the size it decompresses to; the base's included, with
-//! `--btf_base` or `verify --base`).
+//! Peak resident set of the binary under test, and the bound docs/bad-input.md states for it: on
+//! any input, `dwarf2btf` stays below [`bound_kib`] of the input's counted size ([`counted_size`]:
+//! each compressed section at the size it decompresses to; the base's included, with `--btf_base`
+//! or `verify --base`).
 
 use std::process::{Command, Output};
 
 use object::{Object, ObjectSection};
 
-/// The README's bound ("Bad input"): peak RSS at most `RSS_CONSTANT_MIB` MiB plus
+/// The bound docs/bad-input.md states: peak RSS at most `RSS_CONSTANT_MIB` MiB plus
 /// `RSS_PER_INPUT_BYTE` times the input's counted size ([`counted_size`]). The encoder's memory
 /// follows the DWARF it decodes, decompressed: the worst shape measured is one struct of a
 /// million one-byte member DIEs, about 175 bytes of RSS per byte of DWARF
