@@ -1,7 +1,7 @@
-//! Sizes of the candidate encodings for the compact pre-dedup store (issue 20, step 1;
-//! docs/memory.md): encodes the reference vmlinux without dedup, as the dedup receives it, and
-//! counts the bytes each encoding of its records would take. Nothing is timed here: it decides
-//! which encodings are worth porting the struct phase to.
+//! Sizes of the candidate encodings for the compact pre-dedup store (docs/memory.md): encodes
+//! the reference vmlinux without dedup, as the dedup receives it, and counts the bytes each
+//! encoding of its records would take. Nothing is timed here: it decides which encodings are
+//! worth porting the struct phase to.
 //!
 //!   cargo bench --bench store_encodings
 //!   DWARF2BTF_VMLINUX=/path/to/vmlinux cargo bench --bench store_encodings

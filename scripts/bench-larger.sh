@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20's second criterion as a measurement: does the peak grow with the output more than
-# with the input? Fetches Debian 13's newest 6.12 debug images (generic and cloud; trixie,
+# Does the peak grow with the output more than with the input? Fetches Debian 13's newest 6.12 debug images (generic and cloud; trixie,
 # through a private apt configuration: nothing installed) beside the reference vmlinux,
 # encodes each with the kernel's flags at -j2, alternating kernels for ROUNDS rounds, and
 # prints a Markdown table: pre-dedup types and median peak RSS (GNU time), each ÷ the

@@ -1,4 +1,4 @@
-//! `_Atomic` (`DW_TAG_atomic_type`, issue 12): pahole rejects it, dwarf2btf drops the
+//! `_Atomic` (`DW_TAG_atomic_type`): pahole rejects it, dwarf2btf drops the
 //! qualifier (BTF has none), so `_Atomic T` encodes as `T`. `tests/fixtures/atomic.c` is
 //! compiled as is and with `-D_Atomic=` by gcc and clang, DWARF 4 and 5; dwarf2btf's BTF of
 //! the `_Atomic` build must equal Debian pahole's BTF of the plain build, and dwarf2btf's of

@@ -103,7 +103,7 @@ pub(crate) fn check(inputs: &[&std::path::Path], kib: u64) -> Result<(), String>
         return Ok(());
     }
     Err(format!(
-        "peak RSS {kib} KiB, above the README's bound of {bound} KiB for {size} bytes of input \
+        "peak RSS {kib} KiB, above docs/bad-input.md's bound of {bound} KiB for {size} bytes of input \
          (compressed sections counted decompressed)"
     ))
 }
