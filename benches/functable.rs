@@ -18,6 +18,7 @@ use dwarf2btf::functions::table::{
     dashmap::DashmapTable, private::PrivateTable, save_merge::SaveMergeTable, shared::SharedTable,
     Fold, FuncSaver, FuncTable,
 };
+use dwarf2btf::rng::Rng;
 
 /// Saves per thread.
 const SAVES: usize = 50_000;
@@ -41,18 +42,13 @@ impl Fold for Folded {
     }
 }
 
-/// Thread `owner`'s entries, pseudo-random (xorshift) in `0..entries`, computed before timing.
+/// Thread `owner`'s entries, pseudo-random in `0..entries`, computed before timing.
 fn plan(threads: usize, entries: u32) -> Vec<Vec<u32>> {
     (0..threads as u64)
         .map(|owner| {
-            let mut x = 0x9e37_79b9_7f4a_7c15 ^ (owner + 1);
+            let mut rng = Rng::with_state(0x9e37_79b9_7f4a_7c15 ^ (owner + 1));
             (0..SAVES)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    (x % u64::from(entries)) as u32
-                })
+                .map(|_| rng.below(entries as usize) as u32)
                 .collect()
         })
         .collect()
@@ -140,13 +136,7 @@ fn kernel_plan(threads: usize) -> (u32, Vec<Vec<u32>>) {
             entry += 1;
         }
     }
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    for i in (1..saves.len()).rev() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        saves.swap(i, (x % (i as u64 + 1)) as usize);
-    }
+    Rng::with_state(0x2545_f491_4f6c_dd1d).shuffle(&mut saves);
     let mut plan = vec![Vec::new(); threads];
     for (b, batch) in saves.chunks(KERNEL_BATCH).enumerate() {
         plan[b % threads].extend_from_slice(batch);

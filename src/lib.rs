@@ -25,6 +25,7 @@ pub mod mapped;
 pub mod output;
 pub mod pipeline;
 pub mod progress;
+pub mod rng;
 pub mod stats;
 pub mod sync;
 pub mod why;

@@ -10,6 +10,7 @@ use std::process::Command;
 
 use common::bad_dwarf::*;
 use common::*;
+use dwarf2btf::rng::Rng;
 
 fn fixture_bytes(name: &str) -> Vec<u8> {
     let fx = fixtures().iter().find(|f| f.name == name).unwrap();
@@ -255,12 +256,9 @@ fn garbage_in_debug_info() {
     let fx = fixtures().iter().find(|f| f.name == "gcc-shared").unwrap();
     let mut bytes = std::fs::read(&fx.path).unwrap();
     let (off, size) = section_range(&fx.path, ".debug_info");
-    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut rng = Rng::with_state(0x2545_f491_4f6c_dd1d);
     for b in &mut bytes[off + 11..off + size] {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        *b = x as u8;
+        *b = rng.next() as u8;
     }
     let p = scratch("bad_garbage").join("garbage.so");
     std::fs::write(&p, &bytes).unwrap();

@@ -16,10 +16,10 @@ mod random_btf;
 use std::sync::Arc;
 
 use common::compare::{self, btf_sections as sections};
-use common::Rng;
 use dwarf2btf::btf::kinds::{self, Kind};
 use dwarf2btf::btf::{read, types, write, Btf};
 use dwarf2btf::dedup::{dedup, DedupOptions};
+use dwarf2btf::rng::Rng;
 use libbpf_oracle::Op;
 
 // ---------------------------------------------------------------------------------------------
@@ -650,7 +650,7 @@ impl random_btf::Source for Rng {
 
 /// One random case: `(base bytes if split, data bytes)`; libbpf deduplicates the base.
 fn random_case(seed: u64) -> (Option<Vec<u8>>, Vec<u8>) {
-    let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut r = Rng::new(seed);
     random_btf::random_case(&mut r, None, |raw| {
         libbpf_oracle::dedup_bytes(raw, None, false).expect("base dedups")
     })

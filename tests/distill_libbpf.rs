@@ -15,11 +15,11 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use common::Rng;
 use dwarf2btf::btf::distill::distill_base;
 use dwarf2btf::btf::kinds::{self, Kind};
 use dwarf2btf::btf::{dump, read, types, write, Btf, Endian};
 use dwarf2btf::dedup::{dedup, DedupOptions};
+use dwarf2btf::rng::Rng;
 use libbpf_oracle::Op;
 
 // ---------------------------------------------------------------------------------------------
@@ -893,7 +893,7 @@ impl Gen {
 /// One random case: the base chain (lowest first) and the split BTF, in one byte order.
 fn random_case(seed: u64) -> (Vec<Vec<u8>>, Vec<u8>) {
     let mut g = Gen {
-        r: Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
+        r: Rng::new(seed),
         kinds: vec![Kind::Int],
         str_lo: 0,
     };

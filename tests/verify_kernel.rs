@@ -22,6 +22,7 @@ mod layout_cases;
 use common::*;
 use dwarf2btf::btf::kernel;
 use dwarf2btf::btf::verify::{self, Problem, Target};
+use dwarf2btf::rng::Rng;
 
 /// One single-byte change.
 #[derive(Clone, Copy, Debug)]
@@ -44,7 +45,7 @@ fn string_section(data: &[u8]) -> std::ops::Range<usize> {
 /// string byte (a third of those at the first byte of the string).
 fn mutations(data: &[u8], n: u64, seed: u64) -> Vec<Mutation> {
     let strs = string_section(data);
-    let mut rng = Rng(seed);
+    let mut rng = Rng::with_state(seed);
     (0..n)
         .map(|i| {
             let targeted = i % 2 == 1 && strs.len() > 1;

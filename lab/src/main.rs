@@ -7,7 +7,6 @@
 mod inspect;
 mod model;
 mod replay;
-mod rng;
 mod summary;
 mod workload;
 

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::rng::Rng;
+use dwarf2btf::rng::Rng;
 
 /// The median of `values` (the mean of the middle two for an even count); sorts them.
 pub fn median(values: &mut [f64]) -> f64 {
@@ -26,7 +26,7 @@ fn median_ci(values: &[f64], resamples: usize, rng: &mut Rng) -> (f64, f64) {
     let mut sample = vec![0.0; values.len()];
     for _ in 0..resamples {
         for s in sample.iter_mut() {
-            *s = values[rng.below(values.len() as u64) as usize];
+            *s = values[rng.below(values.len())];
         }
         medians.push(median(&mut sample));
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use dwarf2btf::functions::trace::{SaveRecord, SaveTrace};
 
-use crate::rng::Rng;
+use dwarf2btf::rng::Rng;
 
 /// Per thread, the indexes of the trace records it saves, in order: batch `b` goes to thread
 /// `b % threads` (as workers claim batches in turn when they take equally long), each batch's
@@ -73,9 +73,7 @@ pub fn generate(params: &Params) -> SaveTrace {
     }
     // Function ranks are scattered over the entries (popular functions are not neighbours).
     let mut entry_of: Vec<u32> = (0..functions).collect();
-    for i in (1..entry_of.len()).rev() {
-        entry_of.swap(i, rng.below(i as u64 + 1) as usize);
-    }
+    rng.shuffle(&mut entry_of);
     let mut homes: Vec<Vec<u32>> = vec![Vec::new(); functions as usize];
     let mut by_batch: Vec<Vec<u32>> = vec![Vec::new(); batches as usize];
     for _ in 0..params.saves {
@@ -85,19 +83,17 @@ pub fn generate(params: &Params) -> SaveTrace {
             .min(functions as usize - 1);
         let home = &mut homes[rank];
         let batch = if (home.len() as u32) < params.spread.max(1) {
-            let b = rng.below(u64::from(batches)) as u32;
+            let b = rng.below(batches as usize) as u32;
             home.push(b);
             b
         } else {
-            home[rng.below(home.len() as u64) as usize]
+            home[rng.below(home.len())]
         };
         by_batch[batch as usize].push(entry_of[rank]);
     }
     let mut records = Vec::with_capacity(params.saves as usize);
     for (batch, mut entries) in (0..).zip(by_batch) {
-        for i in (1..entries.len()).rev() {
-            entries.swap(i, rng.below(i as u64 + 1) as usize);
-        }
+        rng.shuffle(&mut entries);
         for (pos, entry) in (0..).zip(entries) {
             records.push(SaveRecord {
                 start_ns: records.len() as u64,

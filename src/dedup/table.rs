@@ -188,6 +188,7 @@ impl CandTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::Rng;
 
     fn all(t: &CandTable, key: u64) -> Vec<u32> {
         let mut cur = t.cursor(key);
@@ -200,13 +201,8 @@ mod tests {
 
     #[test]
     fn append_all_orders_candidates_as_appends_do() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut rand = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = Rng::with_state(0x2545_f491_4f6c_dd1d);
+        let mut rand = move || rng.next();
         for n in (0..40).chain([100, 1000, 5000]) {
             for force in [false, true] {
                 let entries: Vec<(u64, u32)> = (0..n).map(|i| (rand() % 7, i)).collect();

@@ -336,6 +336,7 @@ mod tests {
     use crate::btf::{kinds, Btf};
     use crate::functions::instance::InstanceHead;
     use crate::functions::signature;
+    use crate::rng::Rng;
 
     /// What the final pass reads, by the walk over every instance in walk order that pahole's
     /// `btf_encoder__add_saved_funcs` does: (first, first compared mismatch without and with
@@ -408,16 +409,6 @@ mod tests {
         )
     }
 
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: u32) -> u32 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % u64::from(n)) as u32
-        }
-    }
-
     /// Three prototypes, two of which match (`int` and `const int`).
     fn signatures() -> Vec<Vec<u8>> {
         let mut btf = Btf::new();
@@ -454,7 +445,7 @@ mod tests {
             flags: f,
             ..InstanceHead::default()
         };
-        FuncInstance::new(head, &[], &[], &sigs[rng.below(3) as usize])
+        FuncInstance::new(head, &[], &[], &sigs[rng.below(3)])
     }
 
     /// Folding per random owner (in save order) and merging the owners in random order gives
@@ -462,24 +453,22 @@ mod tests {
     #[test]
     fn any_grouping_decides_as_the_walk_over_every_instance() {
         let sigs = signatures();
-        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut rng = Rng::with_state(0x2545_f491_4f6c_dd1d);
         let (mut inconsistent, mut uncompared) = (0, 0);
         for _ in 0..20_000 {
-            let n = 1 + rng.below(7);
+            let n = 1 + rng.below(7) as u32;
             let all: Vec<FuncInstance> = (0..n).map(|i| instance(&mut rng, i, &sigs)).collect();
-            let owners = 1 + rng.below(4) as usize;
+            let owners = 1 + rng.below(4);
             let mut folds: Vec<Option<FuncSummary>> = vec![None; owners];
             for s in &all {
-                let fold = &mut folds[rng.below(owners as u32) as usize];
+                let fold = &mut folds[rng.below(owners)];
                 match fold {
                     Some(f) => f.add(s.clone()),
                     None => *fold = Some(FuncSummary::new(s.clone())),
                 }
             }
             let mut folds: Vec<FuncSummary> = folds.into_iter().flatten().collect();
-            for i in (1..folds.len()).rev() {
-                folds.swap(i, rng.below(i as u32 + 1) as usize);
-            }
+            rng.shuffle(&mut folds);
             let merged = folds.into_iter().reduce(FuncSummary::merge).unwrap();
             let want = walk(all);
             inconsistent += usize::from(want.1 .0.is_some());

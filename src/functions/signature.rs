@@ -220,6 +220,7 @@ impl Form<'_> {
 mod tests {
     use super::*;
     use crate::btf::kinds;
+    use crate::rng::Rng;
 
     /// pahole HEAD's `types__match` within one BTF (with its fix that compares FUNC_PROTO parameters),
     /// ported directly: the oracle for [`Signature::matches`].
@@ -339,13 +340,8 @@ mod tests {
     }
 
     /// A small random BTF where many pairs are nearly alike: few names, short chains.
-    fn random_btf(rng: &mut u64) -> Btf {
-        let mut next = |n: u32| {
-            *rng ^= *rng << 13;
-            *rng ^= *rng >> 7;
-            *rng ^= *rng << 17;
-            (*rng % u64::from(n)) as u32
-        };
+    fn random_btf(rng: &mut Rng) -> Btf {
+        let mut next = |n: u32| rng.below(n as usize) as u32;
         let names: [&[u8]; 3] = [b"a", b"b", b"int"];
         let mut btf = Btf::new();
         for _ in 0..60 {
@@ -380,7 +376,7 @@ mod tests {
     /// Form equality is `types__match`, on every pair of types of random BTFs.
     #[test]
     fn forms_agree_with_types_match_on_random_btf() {
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = Rng::with_state(0x9e37_79b9_7f4a_7c15);
         let mut matching = 0;
         for _ in 0..200 {
             let btf = random_btf(&mut rng);

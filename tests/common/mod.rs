@@ -451,28 +451,6 @@ pub(crate) fn cases_from_env(var: &str, default: u64) -> u64 {
     cases
 }
 
-/// A small xorshift generator for seeded random tests (no dependency, same sequence
-/// everywhere).
-pub(crate) struct Rng(pub u64);
-
-impl Rng {
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    pub(crate) fn chance(&mut self, pct: u64) -> bool {
-        self.next() % 100 < pct
-    }
-    pub(crate) fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
-    }
-}
-
 /// The repository's test data (tests/data, see its README).
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -323,6 +323,7 @@ mod contract {
     use super::save_merge::SaveMergeTable;
     use super::shared::SharedTable;
     use super::*;
+    use crate::rng::Rng;
 
     /// What a test saves: `(owner, sequence number)`, unique per save.
     pub(super) type Inst = (Owner, u32);
@@ -386,23 +387,18 @@ mod contract {
         out
     }
 
-    /// A reproducible random plan (xorshift; no dependency needed).
+    /// A reproducible random plan.
     pub(super) fn random_plan(
         seed: u64,
         owners: usize,
         saves: usize,
         entries: u32,
     ) -> Vec<Vec<u32>> {
-        let mut x = seed | 1;
+        let mut rng = Rng::with_state(seed | 1);
         (0..owners)
             .map(|_| {
                 (0..saves)
-                    .map(|_| {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        (x % u64::from(entries)) as u32
-                    })
+                    .map(|_| rng.below(entries as usize) as u32)
                     .collect()
             })
             .collect()
