@@ -14,8 +14,7 @@ use dwarf2btf::config::Design;
 use dwarf2btf::functions::fold::FuncSummary;
 use dwarf2btf::functions::instance::{FuncInstance, InstanceHead};
 use dwarf2btf::functions::table::{
-    dashmap::DashmapTable, private::PrivateTable, save_merge::SaveMergeTable, shared::SharedTable,
-    Contended, Fold, FuncSaver, FuncTable, TableMemory,
+    with_design, Contended, Fold, FuncSaver, FuncTable, TableMemory, WithTable,
 };
 use dwarf2btf::functions::trace::{SaveRecord, SaveTrace};
 use hdrhistogram::Histogram;
@@ -261,11 +260,28 @@ fn timed<F: Replayable>(
                 .collect()
         })
         .collect();
-    match design {
-        Design::Shared => run::<SharedTable<F>, F>(entries, saves, settings, memory),
-        Design::Dashmap => run::<DashmapTable<F>, F>(entries, saves, settings, memory),
-        Design::SaveMerge => run::<SaveMergeTable<F>, F>(entries, saves, settings, memory),
-        Design::Private => run::<PrivateTable<F>, F>(entries, saves, settings, memory),
+    let replay = Replay::<F> {
+        entries,
+        saves,
+        settings,
+        memory,
+    };
+    with_design(design, replay)
+}
+
+/// A replay's saves and settings, run with the table design [`with_design`] picks.
+struct Replay<'s, F: Fold> {
+    entries: usize,
+    saves: Vec<Vec<(u32, F::Instance)>>,
+    settings: &'s Settings,
+    memory: bool,
+}
+
+impl<F: Fold> WithTable<F> for Replay<'_, F> {
+    type Output = Run;
+
+    fn run<T: FuncTable<F>>(self) -> Run {
+        run::<T, F>(self.entries, self.saves, self.settings, self.memory)
     }
 }
 

@@ -26,6 +26,8 @@ pub mod shared;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use crate::config::Design;
+
 /// Index of a worker (encoder) — the owner of the states it saves.
 pub type Owner = u32;
 
@@ -95,6 +97,26 @@ pub trait FuncTable<S: Fold>: Sync + Sized {
     /// After every worker has joined: for each entry (index = entry), one fold per owner that
     /// saved into it, owners ascending, each folding that owner's instances in save order.
     fn finish(self) -> Vec<Vec<S>>;
+}
+
+/// Code that runs with whichever table design a run chose: [`with_design`] calls
+/// [`WithTable::run`] with that design's table type. The designs stay in the released binary
+/// (researchers compare them with it) behind this one dispatch.
+pub trait WithTable<S: Fold> {
+    /// What the code returns.
+    type Output;
+    /// Runs with table type `T`.
+    fn run<T: FuncTable<S>>(self) -> Self::Output;
+}
+
+/// Runs `code` with the table type of `design`.
+pub fn with_design<S: Fold, W: WithTable<S>>(design: Design, code: W) -> W::Output {
+    match design {
+        Design::Shared => code.run::<shared::SharedTable<S>>(),
+        Design::Dashmap => code.run::<dashmap::DashmapTable<S>>(),
+        Design::SaveMerge => code.run::<save_merge::SaveMergeTable<S>>(),
+        Design::Private => code.run::<private::PrivateTable<S>>(),
+    }
 }
 
 /// Contention events of a table, by kind.

@@ -1,0 +1,417 @@
+//! The encoding's threads: at most one worker per CPU claims batches of CUs, encodes each as
+//! its owner (`b % N`), saves the functions' instances through that owner's saver in batch
+//! order, and sends the chunk to the main thread, which appends the chunks strictly in batch
+//! order. A gate keeps the workers a few batches ahead of the merge, which bounds memory.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use parking_lot::{Condvar, Mutex};
+
+use super::memory::DwarfPages;
+use crate::btf::store::Store;
+use crate::btf::Btf;
+use crate::config::Config;
+use crate::dwarf::types::TypesScratch;
+use crate::encode::chunk::{Chunk, EncodeContext, FoundFunction};
+use crate::encode::concat::Concat;
+use crate::encode::variables::PendingSecinfo;
+use crate::error::{Error, Result};
+use crate::functions::fold::FuncSummary;
+use crate::functions::instance::{save_instance, FuncInstance};
+use crate::functions::table::{self, FuncSaver, FuncTable, Owner, TableMemory, WithTable};
+use crate::functions::trace::{Recorder, SaveTrace};
+use crate::functions::watch::FuncWatch;
+use crate::progress::Progress;
+use crate::stats::{bump, TableStats, WorkerTimes};
+
+/// CUs per batch: small enough to balance 2–64 workers over the kernel's ~2,200 CUs, large
+/// enough that the per-chunk overhead stays negligible.
+const BATCH_CUS: usize = 16;
+
+/// The concatenated chunks and what the final pass needs.
+pub(super) struct Merged {
+    pub(super) btf: Btf,
+    /// The CUs' records, which `btf` holds (see [`Btf::hold_in_store`]).
+    pub(super) store: Store,
+    pub(super) chunk_offsets: Vec<u32>,
+    pub(super) secinfos: Vec<PendingSecinfo>,
+    pub(super) groups: Vec<Vec<FuncSummary>>,
+    pub(super) cus: usize,
+    pub(super) cus_skipped: usize,
+    pub(super) chunk_messages: Vec<String>,
+    pub(super) workers: WorkerTimes,
+    pub(super) table: TableStats,
+    /// Every save, when the run records them (`--trace-saves`).
+    pub(super) saves: Option<SaveTrace>,
+}
+
+/// The encoding of every batch with the run's table design ([`with_design`] picks it): the
+/// workers, and the main thread appending their chunks in batch order to `dst` (empty, or
+/// split on a base; its records go into the store beside it, which holds the base's).
+pub(super) struct Batches<'b, 'a, 'c> {
+    pub(super) ctx: &'b EncodeContext<'a, 'c>,
+    pub(super) config: &'b Config,
+    pub(super) dst: (Btf, Store),
+    /// Told the CUs done.
+    pub(super) progress: &'b Progress,
+    /// Told the batches merged.
+    pub(super) dwarf: &'b DwarfPages<'b>,
+    pub(super) watch: Option<&'b dyn FuncWatch>,
+}
+
+impl<'a> WithTable<FuncSummary> for Batches<'_, 'a, '_> {
+    type Output = Result<Merged>;
+
+    fn run<T: FuncTable<FuncSummary>>(self) -> Result<Merged> {
+        let Batches {
+            ctx,
+            config,
+            dst: (dst, store),
+            progress,
+            dwarf,
+            watch,
+        } = self;
+        let n_cus = ctx.headers.len();
+        let batches: Vec<Range<usize>> = (0..n_cus)
+            .step_by(BATCH_CUS)
+            .map(|s| s..(s + BATCH_CUS).min(n_cus))
+            .collect();
+        let jobs = config.jobs.clamp(1, batches.len().max(1));
+        let mut table = T::new(ctx.funcs.len(), jobs);
+        let next = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        // More threads than CPUs would only interleave more batches' working sets (and keep more
+        // thread stacks and allocator caches resident): -j sets the owners, the table's dimension,
+        // and batch `b` is encoded as owner `b % jobs` by whichever of at most one thread per CPU
+        // claims it, so which owner saved what does not depend on scheduling either.
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = jobs.min(cpus);
+        // Batches in flight beyond what the CPUs can run add memory, not speed: workers past
+        // 2×threads+2 batches ahead of the merge wait.
+        let window = Gate::new(2 * threads + 2);
+        let (tx, rx) = mpsc::channel::<(usize, Result<Chunk>)>();
+        let mut merged = Merged {
+            btf: dst,
+            store,
+            chunk_offsets: vec![0; batches.len()],
+            secinfos: Vec::new(),
+            groups: Vec::new(),
+            cus: 0,
+            cus_skipped: 0,
+            chunk_messages: Vec::new(),
+            workers: WorkerTimes::default(),
+            table: TableStats::default(),
+            saves: None,
+        };
+        let recorder = config
+            .trace_saves
+            .then(|| Recorder::new(ctx.funcs.len(), jobs));
+        // Each owner's saver, with the owner's batches in batch order. Whether to record is
+        // decided here, once per owner.
+        let savers: Vec<Mutex<OwnerSaves<'_>>> = (0..jobs)
+            .map(|o| {
+                let (owner, saver) = (o as Owner, table.saver(o as Owner));
+                Mutex::new(OwnerSaves {
+                    saver: match &recorder {
+                        None => Box::new(saver) as Box<dyn FuncSaver<FuncSummary> + Send>,
+                        Some(r) => Box::new(r.traced(saver, owner)),
+                    },
+                    next: o,
+                    waiting: BTreeMap::new(),
+                })
+            })
+            .collect();
+        let outcome = std::thread::scope(|s| -> Result<()> {
+            for _ in 0..threads {
+                let worker = Worker {
+                    ctx,
+                    watch,
+                    next: &next,
+                    failed: &failed,
+                    window: &window,
+                    batches: &batches,
+                    savers: &savers,
+                    tx: tx.clone(),
+                };
+                s.spawn(move || worker.run());
+            }
+            drop(tx);
+            let mut pending = BTreeMap::new();
+            let mut concat = Concat::default();
+            let mut expected = 0usize;
+            for (b, chunk) in rx {
+                pending.insert(b, chunk);
+                while let Some(chunk) = pending.remove(&expected) {
+                    let chunk = match chunk {
+                        Ok(c) => c,
+                        Err(e) => {
+                            failed.store(true, Ordering::Relaxed);
+                            window.release_all();
+                            return Err(e);
+                        }
+                    };
+                    let offset = concat.append(
+                        &mut merged.btf,
+                        &mut merged.store,
+                        &chunk.btf,
+                        chunk.index_local,
+                    )?;
+                    merged.chunk_offsets[expected] = offset;
+                    merged
+                        .secinfos
+                        .extend(chunk.secinfos.iter().map(|p| PendingSecinfo {
+                            var_id: p.var_id + offset,
+                            ..*p
+                        }));
+                    merged.cus += chunk.cus;
+                    merged.cus_skipped += chunk.cus_skipped;
+                    merged.workers += chunk.times;
+                    merged.chunk_messages.extend(chunk.messages);
+                    expected += 1;
+                    window.advance(expected);
+                    progress.cus_done(merged.cus + merged.cus_skipped);
+                    dwarf.batches_merged(expected);
+                }
+            }
+            if expected != batches.len() {
+                return Err(Error::WorkerStopped { batch: expected });
+            }
+            Ok(())
+        });
+        outcome?;
+        drop(savers);
+        let contention = table.contention();
+        let memory = if config.stats {
+            table.memory()
+        } else {
+            TableMemory::default()
+        };
+        let finish = Instant::now();
+        merged.groups = table.finish();
+        merged.table = table_stats(&merged.groups, jobs, contention);
+        merged.table.memory = memory;
+        merged.table.finish = finish.elapsed().as_secs_f64();
+        merged.saves = recorder.map(Recorder::into_trace);
+        Ok(merged)
+    }
+}
+
+/// One owner's saver, and the instances of the owner's batches that were encoded before an
+/// earlier batch of the same owner: an owner saves its batches in batch order (`o`, `o +
+/// owners`, `o + 2 × owners` …), whichever threads encoded them and in whatever order they
+/// finished. The lock is held only while saving, so a thread never waits for another's
+/// encoding: with as many owners as threads, holding it over a whole batch stalled the thread
+/// that finished first on every batch of the busy owner.
+struct OwnerSaves<'s> {
+    saver: Box<dyn FuncSaver<FuncSummary> + Send + 's>,
+    /// The owner's next batch to save.
+    next: usize,
+    /// Encoded batches waiting for `next`, with their instances in DWARF order.
+    waiting: BTreeMap<usize, BatchInstances>,
+}
+
+/// A batch's function instances, each with its ELF functions table entry, in DWARF order.
+type BatchInstances = Vec<(u32, FuncInstance)>;
+
+impl OwnerSaves<'_> {
+    /// Saves batch `b`'s instances, and then every waiting batch whose turn that makes, in
+    /// batch order; `owners` is the step between an owner's batches.
+    fn save_in_order(&mut self, b: usize, instances: BatchInstances, owners: usize) {
+        self.waiting.insert(b, instances);
+        while let Some(instances) = self.waiting.remove(&self.next) {
+            for (entry, instance) in instances {
+                self.saver.save(entry, instance);
+            }
+            self.next += owners;
+        }
+    }
+}
+
+/// What one worker thread needs: it claims batches, encodes them as their owners, saving
+/// their functions' instances through the owner's saver, and sends the chunks to the merge.
+struct Worker<'w, 'a, 'c, 's> {
+    ctx: &'w EncodeContext<'a, 'c>,
+    watch: Option<&'w dyn FuncWatch>,
+    next: &'w AtomicUsize,
+    failed: &'w AtomicBool,
+    window: &'w Gate,
+    batches: &'w [Range<usize>],
+    savers: &'w [Mutex<OwnerSaves<'s>>],
+    tx: mpsc::Sender<(usize, Result<Chunk>)>,
+}
+
+impl<'a> Worker<'_, 'a, '_, '_> {
+    /// Encodes batches until none is left, batch `b` as owner `b % owners`.
+    fn run(self) {
+        let mut scratch = TypesScratch::default();
+        loop {
+            let b = self.next.fetch_add(1, Ordering::Relaxed);
+            if b >= self.batches.len() || self.failed.load(Ordering::Relaxed) {
+                break;
+            }
+            self.window.wait_for(b);
+            let mut instances = Vec::new();
+            let mut found = |found: FoundFunction<'_, 'a>| instances.push(self.instance(found));
+            let mut chunk =
+                self.ctx
+                    .encode_batch(self.batches[b].clone(), b as u32, &mut scratch, &mut found);
+            if let Ok(chunk) = &mut chunk {
+                let owners = self.savers.len();
+                let save = || {
+                    self.savers[b % owners]
+                        .lock()
+                        .save_in_order(b, instances, owners)
+                };
+                self.ctx.timed(&mut chunk.times.save, save);
+            }
+            if self.tx.send((b, chunk)).is_err() {
+                break;
+            }
+        }
+    }
+
+    /// The instance to save for `found`, with its entry in the ELF functions table.
+    fn instance(&self, found: FoundFunction<'_, 'a>) -> (u32, FuncInstance) {
+        let entry = found.entry;
+        let watch = self.watch.filter(|w| w.watches(found.elf.name.as_bytes()));
+        let instance = save_instance(found);
+        if let Some(watch) = watch {
+            watch.saved(&instance);
+        }
+        (entry, instance)
+    }
+}
+
+/// The function table's counters, read from the per-owner folds `finish` returned.
+fn table_stats(
+    groups: &[Vec<FuncSummary>],
+    owners: usize,
+    contention: table::Contended,
+) -> TableStats {
+    let mut stats = TableStats {
+        nodes_per_owner: vec![0; owners],
+        contention,
+        ..TableStats::default()
+    };
+    for folds in groups {
+        stats.held_bytes += (std::mem::size_of_val(folds)
+            + folds.capacity() * std::mem::size_of::<FuncSummary>())
+            as u64;
+        bump(&mut stats.lengths, folds.len());
+        let instances: u32 = folds.iter().map(FuncSummary::count).sum();
+        bump(&mut stats.instances, instances as usize);
+        for fold in folds {
+            stats.nodes_per_owner[fold.first().head.chunk as usize % owners] += 1;
+            stats.saves += u64::from(fold.count());
+            stats.held += fold.held() as u64;
+            stats.held_bytes += fold.heap_bytes() as u64;
+        }
+    }
+    stats
+}
+
+/// Lets batch `b` through once `b < passed + size`, `passed` only growing (the batch window:
+/// passed = batches merged).
+/// A waiter sleeps on its batch's slot, so an advance wakes only the batches it lets through:
+/// with 64 workers on 2 CPUs, waking every waiter at every step burnt a tenth of the CPU.
+struct Gate {
+    size: usize,
+    passed: Mutex<usize>,
+    slots: Box<[Condvar]>,
+}
+
+/// Condition variables of a [`Gate`]; batch `b` waits on slot `b % GATE_SLOTS`.
+const GATE_SLOTS: usize = 64;
+
+impl Gate {
+    fn new(size: usize) -> Self {
+        Gate {
+            size,
+            passed: Mutex::new(0),
+            slots: (0..GATE_SLOTS).map(|_| Condvar::new()).collect(),
+        }
+    }
+
+    fn wait_for(&self, batch: usize) {
+        let mut passed = self.passed.lock();
+        while batch >= *passed + self.size {
+            self.slots[batch % GATE_SLOTS].wait(&mut passed);
+        }
+    }
+
+    /// Raises `passed` to `to` (if higher) and wakes the batches that lets through.
+    fn advance(&self, to: usize) {
+        let from = {
+            let mut passed = self.passed.lock();
+            if to <= *passed {
+                return;
+            }
+            std::mem::replace(&mut *passed, to)
+        };
+        let through = from.saturating_add(self.size)..to.saturating_add(self.size);
+        if through.len() >= GATE_SLOTS {
+            self.slots.iter().for_each(|c| {
+                c.notify_all();
+            });
+        } else {
+            through.for_each(|b| {
+                self.slots[b % GATE_SLOTS].notify_all();
+            });
+        }
+    }
+
+    fn release_all(&self) {
+        self.advance(usize::MAX / 2);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::functions::instance::InstanceHead;
+
+    /// A saver that notes the batch (the instance's chunk) and entry of each save.
+    struct Noting<'n>(&'n Mutex<Vec<(u32, u32)>>);
+
+    impl FuncSaver<FuncSummary> for Noting<'_> {
+        fn save(&mut self, entry: u32, instance: FuncInstance) {
+            self.0.lock().push((instance.head.chunk, entry));
+        }
+    }
+
+    fn batch(b: u32) -> BatchInstances {
+        let head = InstanceHead {
+            chunk: b,
+            ..InstanceHead::default()
+        };
+        (0..2)
+            .map(|entry| (entry, FuncInstance::new(head, &[], &[], &[1, 0])))
+            .collect()
+    }
+
+    #[test]
+    fn an_owner_saves_its_batches_in_batch_order_whatever_order_they_finish_in() {
+        let saved = Mutex::new(Vec::new());
+        // Owner 1 of 3: its batches are 1, 4, 7, 10.
+        let mut owner = OwnerSaves {
+            saver: Box::new(Noting(&saved)),
+            next: 1,
+            waiting: BTreeMap::new(),
+        };
+        owner.save_in_order(7, batch(7), 3);
+        owner.save_in_order(4, batch(4), 3);
+        assert!(saved.lock().is_empty(), "batch 1 has not been saved yet");
+        owner.save_in_order(1, batch(1), 3);
+        owner.save_in_order(10, batch(10), 3);
+        let expected: Vec<(u32, u32)> = [1, 4, 7, 10]
+            .into_iter()
+            .flat_map(|b| [(b, 0), (b, 1)])
+            .collect();
+        assert_eq!(*saved.lock(), expected);
+        assert!(owner.waiting.is_empty());
+    }
+}
