@@ -16,6 +16,21 @@ fn hc(h: u64, v: u32) -> u64 {
     h.wrapping_mul(31).wrapping_add(v as u64)
 }
 
+/// The kinds whose equivalence is their own words plus that of the one type they point at,
+/// which libbpf's `btf_dedup_is_equiv` and `btf_dedup_identical_types` take as one case.
+pub(crate) fn points_at_one(k: u32) -> bool {
+    matches!(
+        k,
+        kind::CONST
+            | kind::VOLATILE
+            | kind::RESTRICT
+            | kind::PTR
+            | kind::TYPEDEF
+            | kind::FUNC
+            | kind::TYPE_TAG
+    )
+}
+
 #[inline]
 pub(crate) fn vlen(t: &[u32]) -> usize {
     kinds::info_vlen(t[1]) as usize

@@ -243,13 +243,7 @@ impl Walk<'_> {
             kind::INT => yes_if(hash::equal_int_tag(ct, kt)),
             kind::ENUM | kind::ENUM64 => yes_if(hash::compat_enum(ct, kt)),
             kind::FWD | kind::FLOAT => yes_if(hash::equal_common(ct, kt)),
-            kind::CONST
-            | kind::VOLATILE
-            | kind::RESTRICT
-            | kind::PTR
-            | kind::TYPEDEF
-            | kind::FUNC
-            | kind::TYPE_TAG => {
+            k if hash::points_at_one(k) => {
                 if ct[1] != kt[1] {
                     return Ok(Step::No);
                 }
@@ -317,13 +311,7 @@ impl Walk<'_> {
                 kind::INT => hash::equal_int_tag(t1, t2),
                 kind::ENUM | kind::ENUM64 => hash::compat_enum(t1, t2),
                 kind::FWD | kind::FLOAT => hash::equal_common(t1, t2),
-                kind::CONST
-                | kind::VOLATILE
-                | kind::RESTRICT
-                | kind::PTR
-                | kind::TYPEDEF
-                | kind::FUNC
-                | kind::TYPE_TAG => {
+                k if hash::points_at_one(k) => {
                     if t1[1] != t2[1] || t1[0] != t2[0] {
                         return Ok(false);
                     }
