@@ -218,66 +218,66 @@ impl Walk<'_> {
         }
         self.hypot.insert(canon_id, cand_id);
 
-        let (cr, kr) = (self.g.rec(cand_id), self.g.rec(canon_id));
-        let (ct, kt) = (cr.tpl(), kr.tpl());
-        let (ck, kk) = (kind_of(ct), kind_of(kt));
-        if ct[0] != kt[0] {
+        let (cand_rec, canon_rec) = (self.g.rec(cand_id), self.g.rec(canon_id));
+        let (cand_type, canon_type) = (cand_rec.tpl(), canon_rec.tpl());
+        let (cand_kind, canon_kind) = (kind_of(cand_type), kind_of(canon_type));
+        if cand_type[0] != canon_type[0] {
             return Ok(Step::No);
         }
-        if (ck == kind::FWD || kk == kind::FWD) && ck != kk {
-            let (real, fwd) = if ck == kind::FWD {
-                (kk, fwd_kind(ct))
+        if (cand_kind == kind::FWD || canon_kind == kind::FWD) && cand_kind != canon_kind {
+            let (real, fwd) = if cand_kind == kind::FWD {
+                (canon_kind, fwd_kind(cand_type))
             } else {
-                let fwd = fwd_kind(kt);
-                if fwd == ck && canon_id < self.g.start_id {
+                let fwd = fwd_kind(canon_type);
+                if fwd == cand_kind && canon_id < self.g.start_id {
                     *self.adjust_canon = true;
                 }
-                (ck, fwd)
+                (cand_kind, fwd)
             };
             return Ok(yes_if(fwd == real));
         }
-        if ck != kk {
+        if cand_kind != canon_kind {
             return Ok(Step::No);
         }
-        Ok(match ck {
-            kind::INT => yes_if(hash::equal_int_tag(ct, kt)),
-            kind::ENUM | kind::ENUM64 => yes_if(hash::compat_enum(ct, kt)),
-            kind::FWD | kind::FLOAT => yes_if(hash::equal_common(ct, kt)),
+        Ok(match cand_kind {
+            kind::INT => yes_if(hash::equal_int_tag(cand_type, canon_type)),
+            kind::ENUM | kind::ENUM64 => yes_if(hash::compat_enum(cand_type, canon_type)),
+            kind::FWD | kind::FLOAT => yes_if(hash::equal_common(cand_type, canon_type)),
             k if hash::points_at_one(k) => {
-                if ct[1] != kt[1] {
+                if cand_type[1] != canon_type[1] {
                     return Ok(Step::No);
                 }
-                self.push_pair(cr.id(0), kr.id(0));
+                self.push_pair(cand_rec.id(0), canon_rec.id(0));
                 Step::Yes
             }
             kind::ARRAY => {
-                if !hash::compat_array(ct, kt) {
+                if !hash::compat_array(cand_type, canon_type) {
                     return Ok(Step::No);
                 }
                 // Element type (id 0) pushed first, index type (id 1) second: the index type
                 // is checked first, as in libbpf.
-                self.push_pair(cr.id(0), kr.id(0));
-                self.push_pair(cr.id(1), kr.id(1));
+                self.push_pair(cand_rec.id(0), canon_rec.id(0));
+                self.push_pair(cand_rec.id(1), canon_rec.id(1));
                 Step::Yes
             }
             kind::STRUCT | kind::UNION => {
                 // btf_shallow_equal_struct (no id field), then the member types, queued from
                 // the last.
-                if !same_template(cr, kr, hash::shallow_equal_struct) {
+                if !same_template(cand_rec, canon_rec, hash::shallow_equal_struct) {
                     return Ok(Step::No);
                 }
-                for i in (0..vlen(ct)).rev() {
-                    self.push_pair(cr.id(i), kr.id(i));
+                for i in (0..vlen(cand_type)).rev() {
+                    self.push_pair(cand_rec.id(i), canon_rec.id(i));
                 }
                 Step::Yes
             }
             kind::FUNC_PROTO => {
-                if !hash::compat_fnproto(ct, kt) {
+                if !hash::compat_fnproto(cand_type, canon_type) {
                     return Ok(Step::No);
                 }
                 // Return type is id 0, parameter i is id 1 + i; queued from the last.
-                for i in (0..=vlen(ct)).rev() {
-                    self.push_pair(cr.id(i), kr.id(i));
+                for i in (0..=vlen(cand_type)).rev() {
+                    self.push_pair(cand_rec.id(i), canon_rec.id(i));
                 }
                 Step::Yes
             }
