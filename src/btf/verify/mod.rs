@@ -99,6 +99,7 @@ mod meta;
 mod record;
 mod releases;
 mod resolve;
+mod resolve_kinds;
 mod target;
 mod verdict;
 
