@@ -7,8 +7,46 @@
 #
 #   scripts/test.sh                       # everything (about 25-30 minutes on 2 cores)
 #   KERNEL_BUILDS="" scripts/test.sh      # without the kernel builds
+#   scripts/test.sh --quick               # the house rules and the tests that need no kernel
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The house rules: formatted, and no clippy warning in any crate of the workspace (Cargo.toml's
+# lints included: every unsafe block documented, no unsafe operation outside an unsafe block,
+# every public item documented and none public that cannot be reached).
+house_rules() {
+  cargo fmt --all -- --check
+  cargo clippy --workspace --all-targets -- -D warnings
+  # Every test's scratch files live under its own directory (tests/common's `scratch`): a path
+  # two tests share races when they run at once, as they do from a fresh clone.
+  if grep -rn 'CARGO_TARGET_TMPDIR' tests --include='*.rs' | grep -v '^tests/common/mod.rs:'; then
+    echo "test.sh: the lines above bypass tests/common's per-test scratch(); use scratch()" >&2
+    exit 1
+  fi
+  # The stages import only from earlier ones (docs/architecture.md): input → dwarf → encode →
+  # functions → dedup → output. A hook a later stage needs is defined by the earlier one.
+  stages=(input dwarf encode functions dedup output)
+  for i in "${!stages[@]}"; do
+    later=$(IFS='|'; echo "${stages[*]:i+1}")
+    [ -n "$later" ] || continue
+    if grep -rnE "crate::($later)\b" "src/${stages[i]}" | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//'; then
+      echo "test.sh: src/${stages[i]} uses a later stage above (docs/architecture.md)" >&2
+      exit 1
+    fi
+  done
+}
+
+# The quick tier, for the edit-test loop: the house rules, then every test of the workspace
+# but those of the real kernel's binaries, with the reference inputs pointed nowhere (so the
+# tests that would encode the reference vmlinux skip, saying so). No loom, sanitizers, Miri or
+# kernel builds: the full run has them.
+if [ "${1-}" = --quick ]; then
+  house_rules
+  export DWARF2BTF_VMLINUX=/nonexistent DWARF2BTF_MODULES=/nonexistent
+  cargo nextest run --release --workspace \
+    -E 'not (binary(kernel) | binary(kernel_61) | binary(verify_kernel) | binary(modules) | binary(btf_load) | binary(fetch_kernel))'
+  exit 0
+fi
 
 scripts/install-test-deps.sh
 DWARF2BTF_VMLINUX=$(scripts/fetch-kernel.sh)
@@ -42,28 +80,7 @@ report_skips() {
 }
 trap report_skips EXIT
 
-# The house rules first: formatted, and no clippy warning in any crate of the workspace
-# (Cargo.toml's lints included: every unsafe block documented, no unsafe operation outside an
-# unsafe block, every public item documented and none public that cannot be reached).
-cargo fmt --all -- --check
-cargo clippy --workspace --all-targets -- -D warnings
-# Every test's scratch files live under its own directory (tests/common's `scratch`): a path
-# two tests share races when they run at once, as they do from a fresh clone.
-if grep -rn 'CARGO_TARGET_TMPDIR' tests --include='*.rs' | grep -v '^tests/common/mod.rs:'; then
-  echo "test.sh: the lines above bypass tests/common's per-test scratch(); use scratch()" >&2
-  exit 1
-fi
-# The stages import only from earlier ones (docs/architecture.md): input → dwarf → encode →
-# functions → dedup → output. A hook a later stage needs is defined by the earlier one.
-stages=(input dwarf encode functions dedup output)
-for i in "${!stages[@]}"; do
-  later=$(IFS='|'; echo "${stages[*]:i+1}")
-  [ -n "$later" ] || continue
-  if grep -rnE "crate::($later)\b" "src/${stages[i]}" | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//'; then
-    echo "test.sh: src/${stages[i]} uses a later stage above (docs/architecture.md)" >&2
-    exit 1
-  fi
-done
+house_rules
 # cargo-nextest runs each test in its own process under a time limit (.config/nextest.toml):
 # a test that hangs is killed and fails, naming itself, instead of stalling the run. It does
 # not run doctests; cargo test does.
