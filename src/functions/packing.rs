@@ -1,6 +1,10 @@
 //! The byte encoding of packed function instances and signatures: unsigned LEB128 numbers and
 //! length-prefixed parts. A worker saves tens of thousands of instances that live until the
 //! final pass, so each is one allocation of bytes rather than a tree of boxes.
+//!
+//! The LEB128 here is not gimli's: gimli reads through its fallible `Reader` (these bytes are
+//! the encoder's own, always well formed, read on the final pass's hot path) and writes only
+//! with its `write` feature, which the encoder does not otherwise need.
 
 /// Appends `v` as unsigned LEB128.
 pub(super) fn push_leb(out: &mut Vec<u8>, mut v: u32) {
