@@ -3,8 +3,8 @@
 # tests, each under a time limit: .config/nextest.toml), the oracles (pahole, bpftool, and
 # python3 for scripts/btf-canon.py, which normalises bpftool's dumps for the tests),
 # the fixture compilers (gcc, clang, with lld for LTO) and dwz, libbpf-sys's build inputs (libelf, zlib, pkg-config),
-# binutils (readelf), GNU time, strace (tests/write_safety.rs), man-db (the man page renders in
-# tests/cli_messages.rs), and what
+# binutils (readelf), GNU time, strace (tests/cli/write_safety.rs), man-db (the man page renders in
+# tests/cli/cli_messages.rs), and what
 # scripts/kernel-check-6.1.sh needs to boot Debian's 6.1 kernel (qemu, cpio, a static libc for
 # its /init), and nightly Rust's Miri (the shared function table's unit tests run under it).
 # Idempotent: skips apt and rustup when everything is present.

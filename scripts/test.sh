@@ -37,14 +37,13 @@ house_rules() {
 }
 
 # The quick tier, for the edit-test loop: the house rules, then every test of the workspace
-# but those of the real kernel's binaries, with the reference inputs pointed nowhere (so the
+# but those of the real kernel's binary (tests/real_kernel), with the reference inputs pointed nowhere (so the
 # tests that would encode the reference vmlinux skip, saying so). No loom, sanitizers, Miri or
 # kernel builds: the full run has them.
 if [ "${1-}" = --quick ]; then
   house_rules
   export DWARF2BTF_VMLINUX=/nonexistent DWARF2BTF_MODULES=/nonexistent
-  cargo nextest run --release --workspace \
-    -E 'not (binary(kernel) | binary(kernel_61) | binary(verify_kernel) | binary(modules) | binary(btf_load) | binary(fetch_kernel))'
+  cargo nextest run --release --workspace -E 'not binary(real_kernel)'
   exit 0
 fi
 
@@ -56,8 +55,8 @@ DWARF2BTF_MODULES=$(scripts/fetch-kernel.sh --modules)
 DWARF2BTF_PAHOLE_1_32=$(scripts/fetch-pahole-1.32.sh)
 export DWARF2BTF_VMLINUX DWARF2BTF_MODULES DWARF2BTF_PAHOLE_1_32
 # As root on Linux (CI), nothing may be skipped: DWARF2BTF_REQUIRE_KERNEL=1 turns a missing
-# reference input, a kernel refusing BPF_BTF_LOAD (EPERM/EACCES; tests/btf_load.rs,
-# tests/verify_kernel.rs) and a 6.1 boot giving no verdict (tests/kernel_61.rs) into failures
+# reference input, a kernel refusing BPF_BTF_LOAD (EPERM/EACCES; tests/real_kernel/btf_load.rs,
+# tests/real_kernel/verify_kernel.rs) and a 6.1 boot giving no verdict (tests/real_kernel/kernel_61.rs) into failures
 # instead of SKIP lines. Without root the refusal is expected, and those tests skip, saying so.
 if [ "$(uname -s)" = Linux ] && [ "$(id -u)" -eq 0 ]; then
   export DWARF2BTF_REQUIRE_KERNEL=1

@@ -193,7 +193,7 @@ pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
     // The last guard: BTF the kernel would refuse is never written. (What the DWARF can
     // make BTF refuse is refused earlier, naming the DIE; this catches the rest.) Without
     // dedup the output is the encoder's raw material, for a dedup elsewhere (libbpf's, in
-    // tests/dedup_libbpf.rs): a kernel's is over BTF's type limit before dedup.
+    // tests/btf_library/dedup_libbpf.rs): a kernel's is over BTF's type limit before dedup.
     let guarded = !config.no_dedup;
     if let Some(reason) = guarded
         .then(|| crate::btf::verify::first_problem(&btf))

@@ -2,7 +2,7 @@
 //! in an x86-64 ET_REL (`.debug_abbrev`, `.debug_info`, `.debug_str`, an empty `.symtab`),
 //! its debug sections optionally zlib-compressed to exactly the ratio the default
 //! decompression limit allows. The shapes that cost the encoder the most memory per byte of
-//! DWARF, for the RSS bound docs/bad-input.md states (`tests/rss_bound.rs`).
+//! DWARF, for the RSS bound docs/bad-input.md states (`tests/cli/rss_bound.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

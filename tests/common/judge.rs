@@ -3,7 +3,7 @@
 //! id-free line per type, sorted. Tests whose oracle is another tool (pahole 1.24, pahole
 //! HEAD's committed outputs, pahole's BTF of a plain build) compare through it, so that
 //! neither side of the comparison is dwarf2btf's own code (`dwarf2btf diff`, which
-//! tests/canon_diff.rs tests).
+//! tests/btf_library/canon_diff.rs tests).
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Hand-made BTF with libbpf 1.8's 32-byte header: a small valid BTF written with its kind
 //! layout section, and variants of its header and section placement, each with the rule
-//! that kernels from 7.1 on and kernels before 7.1 break (tests/verify_layout.rs checks the
-//! rule ids, tests/verify_kernel.rs the verdicts against the running kernel).
+//! that kernels from 7.1 on and kernels before 7.1 break (tests/btf_library/verify_layout.rs checks the
+//! rule ids, tests/real_kernel/verify_kernel.rs the verdicts against the running kernel).
 
 use dwarf2btf::btf::write::{self, HeaderForm};
 use dwarf2btf::btf::{kinds, Btf, Kind};

@@ -6,7 +6,11 @@ pub(crate) mod bad_dwarf;
 pub(crate) mod compare;
 pub(crate) mod hand_made;
 pub(crate) mod judge;
+pub(crate) mod layout_cases;
+pub(crate) mod libbpf_oracle;
+pub(crate) mod random_btf;
 pub(crate) mod rss;
+pub(crate) mod verify_sample;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,4 +1,4 @@
-//! The random BTF generator shared by the dedup differential test (tests/dedup_libbpf.rs,
+//! The random BTF generator shared by the dedup differential test (tests/btf_library/dedup_libbpf.rs,
 //! seeded by [`Source`] over an xorshift) and the dedup fuzz targets (fuzz/, driven by the
 //! fuzzer's bytes): a template of C-like types copied into several "compilation units" with
 //! per-unit variations, so that the result is valid BTF with much to deduplicate.
@@ -9,7 +9,7 @@ use dwarf2btf::btf::read;
 
 /// Where the generator's choices come from: a seeded PRNG in tests, the fuzz input in fuzz
 /// targets. Only `next` is implemented; the others derive from it.
-pub trait Source {
+pub(crate) trait Source {
     /// The next raw choice.
     fn next(&mut self) -> u64;
     fn below(&mut self, n: usize) -> usize {
@@ -30,7 +30,7 @@ fn info(k: Kind, vlen: u32, kflag: bool) -> u32 {
 }
 
 /// Raw little-endian BTF from type words and a string section.
-pub fn raw_words(words: &[u32], strs: &[u8]) -> Vec<u8> {
+pub(crate) fn raw_words(words: &[u32], strs: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&0xeb9fu16.to_le_bytes());
     out.extend_from_slice(&[1, 0]);
@@ -382,7 +382,7 @@ fn emit(tt: &[Tt], r: &mut impl Source, ncu: usize, start_id: u32, pool: &mut St
 /// drawn, split three times in ten); `dedup_base` deduplicates the generated base (libbpf in
 /// the differential test, dwarf2btf in the fuzz targets), as split BTF is built on a
 /// deduplicated base.
-pub fn random_case(
+pub(crate) fn random_case(
     r: &mut impl Source,
     split: Option<bool>,
     dedup_base: impl FnOnce(&[u8]) -> Vec<u8>,

@@ -11,7 +11,7 @@ use object::{Object, ObjectSection};
 /// `RSS_PER_INPUT_BYTE` times the input's counted size ([`counted_size`]). The encoder's memory
 /// follows the DWARF it decodes, decompressed: the worst shape measured is one struct of a
 /// million one-byte member DIEs, about 175 bytes of RSS per byte of DWARF
-/// (`tests/rss_bound.rs`'s hand-made cases; base types of seven bytes cost 13). Counting
+/// (`tests/cli/rss_bound.rs`'s hand-made cases; base types of seven bytes cost 13). Counting
 /// the input's size alone, a compressed section 64 times smaller than its DWARF (what
 /// `--max_decompress_ratio` allows by default) peaks hundreds of times above it. The constant
 /// is about six times the largest peak of the bad-input set and the fuzz corpus (under 6 MiB).

@@ -1,5 +1,5 @@
-//! The sample BTF of the `btf::verify` rule tests (tests/verify_header.rs, the header and
-//! section rules; tests/verify_types.rs, the rules for type records): a valid BTF using every
+//! The sample BTF of the `btf::verify` rule tests (tests/btf_library/verify_header.rs, the header and
+//! section rules; tests/btf_library/verify_types.rs, the rules for type records): a valid BTF using every
 //! kind, the ways to corrupt it (append a record, patch a word of its bytes) and the
 //! assertions on the problems found.
 #![allow(dead_code)] // each includer uses a different subset

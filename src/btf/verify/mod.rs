@@ -69,7 +69,7 @@
 //!
 //! Identifiers are checked exactly as 6.1's `__btf_name_valid`: `isalpha`/`isalnum` with the
 //! kernel's lib/ctype.c classes (Latin-1 letters 0xC0..=0xFF bar 0xD7 and 0xF7 count, as does
-//! `.`, anywhere); tests/verify_kernel.rs compares verify with the running kernel.
+//! `.`, anywhere); tests/real_kernel/verify_kernel.rs compares verify with the running kernel.
 //!
 //! Split BTF: ids below `start_id` and string offsets below `start_str_off` refer to the base,
 //! which is trusted (not re-verified); base types count as resolved, as in the kernel.

@@ -78,14 +78,14 @@
 //!   their early-debug DIEs) is read from there as an origin only, not as a function of this
 //!   CU, so the location facts this CU's instances copy onto its parameters stay with this
 //!   CU's copy; in pahole's merged CU the origin's own CU sees them too. The two agree on the
-//!   LTO tests (`tests/cross_unit.rs`) and a generated 12,000-function gcc LTO library. Any
+//!   LTO tests (`tests/encoding/cross_unit.rs`) and a generated 12,000-function gcc LTO library. Any
 //!   other reference out of the CU is an error.
 //!
 //! Each subprogram is read by its offset with `EntriesRaw`: its attributes, its direct
 //! children's attributes, and nothing below them when a `DW_AT_sibling` (GCC) allows jumping
 //! over a subtree. No `gimli::Unit` is built. On the reference kernel this reproduces every
 //! skip decision pahole 1.32 takes from these facts (the ignored test
-//! `vmlinux_skip_reasons_match_pahole_1_32` in `tests/dwarf_functions.rs`).
+//! `vmlinux_skip_reasons_match_pahole_1_32` in `tests/encoding/dwarf_functions.rs`).
 
 use std::ops::Range;
 
