@@ -12,8 +12,8 @@
 //! child's: the input it read, plus for `built` the in-memory BTF it built first.
 //!
 //! Input: the encoder's pre-dedup BTF of `$DWARF2BTF_VMLINUX`, else of the reference vmlinux
-//! that scripts/fetch-kernel.sh caches; without either, three concatenated copies of pahole
-//! HEAD's deduplicated BTF of it (the committed oracle, through scripts/oracle.sh).
+//! that scripts/setup/fetch-kernel.sh caches; without either, three concatenated copies of pahole
+//! HEAD's deduplicated BTF of it (the committed oracle, through scripts/setup/oracle.sh).
 
 #[path = "common/kernel_input.rs"]
 mod kernel_input;
@@ -31,7 +31,7 @@ fn input() -> Option<(&'static str, Vec<u8>)> {
     if vmlinux.exists() {
         return Some(("kernel-prededup", kernel_input::prededup(vmlinux)));
     }
-    let oracle = std::process::Command::new("scripts/oracle.sh")
+    let oracle = std::process::Command::new("scripts/setup/oracle.sh")
         .arg("vmlinux-6.1.0-57-cloud-amd64.pahole-head.btf")
         .output()
         .ok()

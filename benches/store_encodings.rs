@@ -104,7 +104,7 @@ fn main() {
     let input = kernel_input::vmlinux();
     if !input.exists() {
         eprintln!(
-            "store_encodings: {} not found (scripts/fetch-kernel.sh fetches it)",
+            "store_encodings: {} not found (scripts/setup/fetch-kernel.sh fetches it)",
             input.display()
         );
         return;

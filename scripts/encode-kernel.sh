@@ -8,11 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # What this job runs, and nothing more (idempotent: no apt call when all are there): readelf
-# (binutils), xz for the compressed oracle (scripts/oracle.sh), python3 for sections() below,
+# (binutils), xz for the compressed oracle (scripts/setup/oracle.sh), python3 for sections() below,
 # GNU time for measure(), bpftool, gcc as cargo's linker, and Debian's pahole (dwarves), which
-# the summary measures beside dwarf2btf. scripts/fetch-kernel.sh needs only apt and dpkg-deb.
-scripts/apt-install.sh binutils xz-utils python3 time bpftool gcc dwarves
-VMLINUX=$(scripts/fetch-kernel.sh)
+# the summary measures beside dwarf2btf. scripts/setup/fetch-kernel.sh needs only apt and dpkg-deb.
+scripts/setup/apt-install.sh binutils xz-utils python3 time bpftool gcc dwarves
+VMLINUX=$(scripts/setup/fetch-kernel.sh)
 CACHE=$(dirname "$VMLINUX")
 OUT=$CACHE/vmlinux.dwarf2btf.btf
 cargo build --release --quiet
@@ -54,9 +54,9 @@ types=$(grep -c '^\[' "$CACHE/vmlinux.dwarf2btf.txt")
 echo "bpftool listed $types types"
 
 summary=("input: $VMLINUX" "output: $OUT, $(stat -c %s "$OUT") bytes, $types types, accepted by dwarf2btf verify and bpftool")
-ORACLE=$(scripts/oracle.sh vmlinux-6.1.0-57-cloud-amd64.pahole-1.32.btf)
+ORACLE=$(scripts/setup/oracle.sh vmlinux-6.1.0-57-cloud-amd64.pahole-1.32.btf)
 SKIPS=$PWD/tests/data/vmlinux-6.1.0-57-cloud-amd64.pahole-1.32.skipped.txt
-if [ "$(readelf -n "$VMLINUX" | awk '/Build ID/ {print $3; exit}')" = "$(scripts/fetch-kernel.sh --build-id)" ]; then
+if [ "$(readelf -n "$VMLINUX" | awk '/Build ID/ {print $3; exit}')" = "$(scripts/setup/fetch-kernel.sh --build-id)" ]; then
   if cmp -s <(sections "$OUT") <(sections "$ORACLE"); then
     summary+=("pahole 1.32's output: type and string sections byte-identical")
   else

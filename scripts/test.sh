@@ -47,12 +47,12 @@ if [ "${1-}" = --quick ]; then
   exit 0
 fi
 
-scripts/install-test-deps.sh
-DWARF2BTF_VMLINUX=$(scripts/fetch-kernel.sh)
-DWARF2BTF_MODULES=$(scripts/fetch-kernel.sh --modules)
+scripts/setup/install-test-deps.sh
+DWARF2BTF_VMLINUX=$(scripts/setup/fetch-kernel.sh)
+DWARF2BTF_MODULES=$(scripts/setup/fetch-kernel.sh --modules)
 # pahole 1.32 (Debian unstable's binary and libraries, run through unstable's loader): the
 # release whose output the tests compare with where they run pahole live.
-DWARF2BTF_PAHOLE_1_32=$(scripts/fetch-pahole-1.32.sh)
+DWARF2BTF_PAHOLE_1_32=$(scripts/setup/fetch-pahole-1.32.sh)
 export DWARF2BTF_VMLINUX DWARF2BTF_MODULES DWARF2BTF_PAHOLE_1_32
 # As root on Linux (CI), nothing may be skipped: DWARF2BTF_REQUIRE_KERNEL=1 turns a missing
 # reference input, a kernel refusing BPF_BTF_LOAD (EPERM/EACCES; tests/real_kernel/btf_load.rs,
@@ -61,20 +61,20 @@ export DWARF2BTF_VMLINUX DWARF2BTF_MODULES DWARF2BTF_PAHOLE_1_32
 if [ "$(uname -s)" = Linux ] && [ "$(id -u)" -eq 0 ]; then
   export DWARF2BTF_REQUIRE_KERNEL=1
 fi
-# On the pinned image (not a fallback kernel, see scripts/fetch-kernel.sh), the checks against
+# On the pinned image (not a fallback kernel, see scripts/setup/fetch-kernel.sh), the checks against
 # pahole HEAD's output for it must run: DWARF2BTF_REQUIRE_PINNED=1 makes a mismatch a failure.
-if [ "$(readelf -n "$DWARF2BTF_VMLINUX" | awk '/Build ID/ {print $3; exit}')" = "$(scripts/fetch-kernel.sh --build-id)" ]; then
+if [ "$(readelf -n "$DWARF2BTF_VMLINUX" | awk '/Build ID/ {print $3; exit}')" = "$(scripts/setup/fetch-kernel.sh --build-id)" ]; then
   export DWARF2BTF_REQUIRE_PINNED=1
 fi
 
 # What the tests could not check (tests/common's record_skip) is listed at the end, pass or
 # fail; under CI=true a skip that is not an accepted limit fails the run
-# (scripts/skip-verdict.sh).
+# (scripts/check/skip-verdict.sh).
 SKIPPED=${CARGO_TARGET_DIR:-target}/tmp/skipped.txt
 rm -f "$SKIPPED"
 report_skips() {
   local status=$?
-  scripts/skip-verdict.sh "$SKIPPED" || status=1
+  scripts/check/skip-verdict.sh "$SKIPPED" || status=1
   exit "$status"
 }
 trap report_skips EXIT
@@ -144,7 +144,7 @@ CARGO_TARGET_DIR=target/miri cargo +nightly miri test --lib -- functions::table:
 # skips
 ALL_BUILDS="6.12 6.1 7.2 7.3"
 for version in ${KERNEL_BUILDS-$ALL_BUILDS}; do
-  KB_SKIPPED=$SKIPPED scripts/kernel-build.sh "$version"
+  KB_SKIPPED=$SKIPPED scripts/check/kernel-build.sh "$version"
 done
 for version in $ALL_BUILDS; do
   case " ${KERNEL_BUILDS-$ALL_BUILDS} " in

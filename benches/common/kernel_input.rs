@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use dwarf2btf::config::{Config, Design, Features, Output};
 use dwarf2btf::pipeline;
 
-/// The input: `$DWARF2BTF_VMLINUX`, else the reference vmlinux scripts/fetch-kernel.sh caches.
+/// The input: `$DWARF2BTF_VMLINUX`, else the reference vmlinux scripts/setup/fetch-kernel.sh caches.
 pub(crate) fn vmlinux() -> PathBuf {
     std::env::var_os("DWARF2BTF_VMLINUX")
         .map(PathBuf::from)

@@ -170,12 +170,12 @@ fn layout_writes_libbpf_1_8s_header_and_kind_layouts() {
     assert_eq!((t, s), (pt, ps));
 }
 
-/// scripts/skip-verdict.sh, which ends scripts/test.sh: under CI=true a check that did not
+/// scripts/check/skip-verdict.sh, which ends scripts/test.sh: under CI=true a check that did not
 /// run fails the run (the negative control of "CI cannot pass by skipping"), except the
 /// pinned-image comparisons on a fallback kernel; outside CI the list is only printed.
 #[test]
 fn ci_fails_when_a_required_check_skipped() {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/skip-verdict.sh");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/check/skip-verdict.sh");
     let list = scratch("skip_verdict").join("skipped.txt");
     let verdict = |lines: &str, ci: bool| -> Option<i32> {
         std::fs::write(&list, lines).unwrap();

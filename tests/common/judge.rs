@@ -1,5 +1,5 @@
 //! The judge independent of dwarf2btf: two BTF files compared as bpftool reads them
-//! (`bpftool btf dump file F format raw`), normalised by `scripts/btf-canon.py` into one
+//! (`bpftool btf dump file F format raw`), normalised by `scripts/check/btf-canon.py` into one
 //! id-free line per type, sorted. Tests whose oracle is another tool (pahole 1.24, pahole
 //! HEAD's committed outputs, pahole's BTF of a plain build) compare through it, so that
 //! neither side of the comparison is dwarf2btf's own code (`dwarf2btf diff`, which
@@ -52,7 +52,7 @@ impl<'a> Judge<'a> {
 
     /// The id-free rendering of `btf`: one line per type (or item), sorted.
     pub(crate) fn canon(&self, btf: &Path) -> String {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/btf-canon.py");
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/check/btf-canon.py");
         let mut cmd = Command::new(tool("python3"));
         cmd.arg(script);
         if let Some(base) = self.base {

@@ -38,7 +38,7 @@ pub(crate) fn tool(name: &str) -> PathBuf {
             }
         }
     }
-    panic!("`{name}` is not installed: run scripts/install-test-deps.sh");
+    panic!("`{name}` is not installed: run scripts/setup/install-test-deps.sh");
 }
 
 /// The pahole these tests use as an oracle: Debian bookworm's `dwarves`, whose behaviour the
@@ -67,7 +67,7 @@ pub(crate) fn mkfifo(path: &Path) -> PathBuf {
 }
 
 /// Debian unstable's pahole 1.32, the release whose output dwarf2btf reproduces: the wrapper
-/// `scripts/fetch-pahole-1.32.sh` makes (fetched once into the cache; `scripts/test.sh`
+/// `scripts/setup/fetch-pahole-1.32.sh` makes (fetched once into the cache; `scripts/test.sh`
 /// fetches it before the tests and passes it as `DWARF2BTF_PAHOLE_1_32`), after checking
 /// that it reports v1.32.
 pub(crate) fn pahole_1_32() -> PathBuf {
@@ -76,7 +76,10 @@ pub(crate) fn pahole_1_32() -> PathBuf {
         let path = match std::env::var_os("DWARF2BTF_PAHOLE_1_32") {
             Some(p) => PathBuf::from(p),
             None => {
-                let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fetch-pahole-1.32.sh");
+                let script = concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/scripts/setup/fetch-pahole-1.32.sh"
+                );
                 let o = run_ok(&mut Command::new(script));
                 PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
             }
@@ -287,7 +290,7 @@ pub(crate) fn fixture_btf_files(dir: &str) -> Vec<(&'static str, PathBuf)> {
         .collect()
 }
 
-/// A cached reference input (scripts/fetch-kernel.sh): `$ENV`, else `~/.cache/dwarf2btf/NAME`;
+/// A cached reference input (scripts/setup/fetch-kernel.sh): `$ENV`, else `~/.cache/dwarf2btf/NAME`;
 /// `None` when it is not there and the run does not require it (DWARF2BTF_REQUIRE_KERNEL=1
 /// turns absence into a failure).
 fn reference_input(env: &str, name: &str, fetch: &str) -> Option<PathBuf> {
@@ -335,7 +338,7 @@ pub(crate) fn record_skip(line: &str) {
 }
 
 /// The build ID of the pinned reference image (Debian linux-image-6.1.0-57-cloud-amd64-dbg),
-/// the one tests/data's pahole HEAD outputs were made from; scripts/fetch-kernel.sh checks
+/// the one tests/data's pahole HEAD outputs were made from; scripts/setup/fetch-kernel.sh checks
 /// the same value.
 pub(crate) const PINNED_BUILD_ID: &str = "01d2640d3a13145ee314eb05b155f141b7b7058b";
 
@@ -351,7 +354,7 @@ pub(crate) fn build_id(path: &Path) -> Option<String> {
 }
 
 /// Whether a reference input that is there is the pinned image: when it is not (a fallback
-/// kernel, see scripts/fetch-kernel.sh), the checks against pahole HEAD's output for the
+/// kernel, see scripts/setup/fetch-kernel.sh), the checks against pahole HEAD's output for the
 /// pinned image skip, saying so — unless DWARF2BTF_REQUIRE_PINNED=1 (scripts/test.sh sets it
 /// when the pinned package was fetched), where that is a failure.
 fn pinned(what: &str, input: &Path, found: Option<String>) -> bool {
@@ -379,7 +382,7 @@ pub(crate) fn pinned_vmlinux(what: &str) -> Option<PathBuf> {
     pinned(what, &path, id).then_some(path)
 }
 
-/// The reference modules, if they come from the pinned image's package: scripts/fetch-kernel.sh
+/// The reference modules, if they come from the pinned image's package: scripts/setup/fetch-kernel.sh
 /// stamps an unpacked tree with the build ID of the vmlinux in the same package.
 pub(crate) fn pinned_modules(what: &str) -> Option<PathBuf> {
     let path = modules()?;
@@ -394,7 +397,7 @@ pub(crate) fn vmlinux() -> Option<PathBuf> {
     reference_input(
         "DWARF2BTF_VMLINUX",
         "vmlinux-6.1.0-57-cloud-amd64",
-        "scripts/fetch-kernel.sh",
+        "scripts/setup/fetch-kernel.sh",
     )
 }
 
@@ -435,7 +438,7 @@ pub(crate) fn modules() -> Option<PathBuf> {
     reference_input(
         "DWARF2BTF_MODULES",
         "modules-6.1.0-57-cloud-amd64",
-        "scripts/fetch-kernel.sh --modules",
+        "scripts/setup/fetch-kernel.sh --modules",
     )
 }
 
@@ -503,7 +506,7 @@ pub(crate) fn oracle_layout_btf() -> PathBuf {
     decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-head-layout.btf")
 }
 
-/// pahole HEAD's BTF of `scripts/kernel-build.sh 7.2`'s kernel (tests/data/kernel-build-7.2):
+/// pahole HEAD's BTF of `scripts/check/kernel-build.sh 7.2`'s kernel (tests/data/kernel-build-7.2):
 /// `vmlinux` (its `.BTF` section) or `tmp_vmlinux1` (the encoder's detached output).
 pub(crate) fn oracle_kernel_build_7_2(which: &str) -> PathBuf {
     decompressed(&format!("kernel-build-7.2/{which}.pahole-head.btf"))

@@ -3,7 +3,7 @@
 //! (`tests/fixtures/xunit`). Type units and dwz must give the BTF of the same program built
 //! plainly, by two judges: dwarf2btf's own `diff` against its BTF of the plain build, and —
 //! independent of dwarf2btf — Debian pahole's BTF of the plain build, both rendered by bpftool
-//! and `scripts/btf-canon.py` (`tests/common/judge.rs`); dwz output, which pahole 1.32 reads by
+//! and `scripts/check/btf-canon.py` (`tests/common/judge.rs`); dwz output, which pahole 1.32 reads by
 //! merging every CU into one, must also give pahole 1.32's BTF of it, by that judge. LTO, which
 //! pahole reads by merging every CU into one, must give Debian pahole's BTF, by that judge.
 //! Every test first checks that the input

@@ -1,4 +1,4 @@
-//! scripts/fetch-kernel.sh: the image it pins is the one the tests recognise as pinned, and
+//! scripts/setup/fetch-kernel.sh: the image it pins is the one the tests recognise as pinned, and
 //! when the pinned package cannot be fetched it falls back to the newest cloud debug kernel apt
 //! knows, saying so (tried with a package name that does not exist, fetching nothing).
 
@@ -7,7 +7,7 @@ use std::process::Command;
 
 use crate::common::*;
 
-const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fetch-kernel.sh");
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/setup/fetch-kernel.sh");
 
 #[test]
 fn pinned_build_id_is_the_one_the_tests_check() {

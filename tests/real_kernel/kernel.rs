@@ -1,4 +1,4 @@
-//! The reference kernel (Debian 6.1.0-57 cloud vmlinux, fetched by scripts/fetch-kernel.sh):
+//! The reference kernel (Debian 6.1.0-57 cloud vmlinux, fetched by scripts/setup/fetch-kernel.sh):
 //! encoded with the kernel's flags, the BTF is compared with pahole 1.32's output and skip log
 //! in tests/data, must pass `dwarf2btf verify` and `bpftool btf dump`, and must not
 //! depend on -j or the function table design.

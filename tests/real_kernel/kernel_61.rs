@@ -1,5 +1,5 @@
 //! Debian's 6.1 kernel — the build of the reference vmlinux — accepts what dwarf2btf encodes:
-//! scripts/kernel-check-6.1.sh boots its cloud image under qemu (TCG) once and loads every
+//! scripts/check/kernel-check-6.1.sh boots its cloud image under qemu (TCG) once and loads every
 //! file with `bpf(BPF_BTF_LOAD)`: the vmlinux BTF, a module's split BTF on it, every fixture's
 //! BTF, and two corrupted copies of the vmlinux BTF (one caught by the meta checks, one by the
 //! resolve pass after the log of every type), which it must reject with the kernel's reason.
@@ -28,7 +28,7 @@ fn kernel_61_accepts_dwarf2btf_btf_and_rejects_a_corrupted_copy() {
     let mut accepted: Vec<PathBuf> = vec![vmlinux.clone()];
     accepted.extend(fixture_btf_files("kernel_61").into_iter().map(|(_, f)| f));
 
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kernel-check-6.1.sh");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check/kernel-check-6.1.sh");
     let mut cmd = Command::new(script);
     cmd.args(&accepted).arg(&corrupted).arg(&late);
     if let Some(module) = &module {

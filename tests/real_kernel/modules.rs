@@ -1,4 +1,4 @@
-//! Debian's 6.1 modules (the reference kernel's `-dbg` package, `scripts/fetch-kernel.sh
+//! Debian's 6.1 modules (the reference kernel's `-dbg` package, `scripts/setup/fetch-kernel.sh
 //! --modules`) encoded as split BTF against the vmlinux BTF, as kernel builds do: a sample
 //! across subsystems, each compared with pahole 1.32's output for the same module
 //! (tests/data/modules), checked by `dwarf2btf verify --base` and `bpftool btf -B`.
@@ -52,7 +52,7 @@ fn body(data: &[u8]) -> &[u8] {
     &data[u32::from_le_bytes(data[4..8].try_into().unwrap()) as usize..]
 }
 
-/// A function line of `scripts/btf-canon.py` without parameter names:
+/// A function line of `scripts/check/btf-canon.py` without parameter names:
 /// `| 'a' type_id=T` → `| type_id=T`, in the prototype and in any it refers to.
 fn without_param_names(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
@@ -73,7 +73,7 @@ fn without_param_names(line: &str) -> String {
     out
 }
 
-/// What a function line of `scripts/btf-canon.py` is — its first two words, `FUNC 'f'` or
+/// What a function line of `scripts/check/btf-canon.py` is — its first two words, `FUNC 'f'` or
 /// `DECL_TAG 't'` — and the name of its function (`f`, the tagged FUNC's for a tag).
 fn function_of(line: &str) -> (String, String) {
     let head: String = line.split_inclusive('\'').take(2).collect();
@@ -85,7 +85,7 @@ fn function_of(line: &str) -> (String, String) {
 }
 
 /// Checks that every function difference between our output and pahole's (the lines of
-/// `scripts/btf-canon.py --only funcs` only in `ours` and only in `theirs`) is one
+/// `scripts/check/btf-canon.py --only funcs` only in `ours` and only in `theirs`) is one
 /// docs/differences-from-pahole.md documents; returns how many there were.
 fn check_function_differences(
     module: &str,

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The benchmark page from one command: runs the -j matrix (scripts/bench/bench-matrix.sh) on the
+# reference vmlinux against Debian unstable's pahole 1.32, keeps the run as dated data in
+# docs/bench/runs/DATE-jmatrix-pahole-1.32/ (matrix.csv, the printed tables, the plots, and
+# provenance.txt: commit, rustc, CPU, cores, load, the command; a README.md over them, and
+# a row in the runs' index), copies its plots to
+# docs/bench/rss.svg and wall.svg, and rewrites the comparison table between the
+# `<!-- bench-table -->` markers of README.md and docs/benchmarks.md from the run's medians.
+#
+#   scripts/bench/bench-page.sh                      # -j 1 2 4 8 16 32 64, three designs, 3 runs
+#   JOBS="1 2 64" RUNS=5 scripts/bench/bench-page.sh
+#
+# The machine should be otherwise idle: the runs alternate between the tools, but a busy
+# machine still widens the spread. The table shows the binary's default design (shared).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+export JOBS=${JOBS:-"1 2 4 8 16 32 64"}
+export RUNS=${RUNS:-3}
+export DESIGNS=${DESIGNS:-"shared dashmap save-merge"}
+export PAHOLE
+PAHOLE=$(scripts/setup/fetch-pahole-1.32.sh)
+DATE=$(date -u +%Y-%m-%d)
+export OUT=docs/bench/runs/$DATE-jmatrix-pahole-1.32
+mkdir -p "$OUT"
+
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "commit: $(git describe --always --dirty 2>/dev/null || echo unknown)"
+  echo "rustc: $(rustc --version)"
+  echo "cpu: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) CPUs"
+  echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "pahole: $("$PAHOLE" --version) (Debian unstable's build, scripts/setup/fetch-pahole-1.32.sh)"
+  echo "command: JOBS=\"$JOBS\" RUNS=$RUNS DESIGNS=\"$DESIGNS\" scripts/bench/bench-page.sh"
+} > "$OUT/provenance.txt"
+
+scripts/bench/bench-matrix.sh | tee "$OUT/tables.md"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/provenance.txt"
+cp "$OUT/rss.svg" "$OUT/wall.svg" docs/bench/
+
+python3 - "$OUT" "$DATE" README.md docs/benchmarks.md <<'PY'
+import csv, re, statistics, sys
+out, date, pages = sys.argv[1], sys.argv[2], sys.argv[3:]
+rows = list(csv.DictReader(open(f"{out}/matrix.csv")))
+
+def medians(pick):
+    got = [r for r in rows if pick(r)]
+    return [statistics.median_low(float(r[k]) for r in got) for k in ("wall_s", "cpu_s", "peak_rss_kib")]
+
+table = ["| -j | dwarf2btf wall / CPU / peak | pahole 1.32 wall / CPU / peak | ratio wall / CPU / peak |",
+         "|---:|---|---|---|"]
+jobs = sorted({int(r["jobs"]) for r in rows})
+for j in jobs:
+    d = medians(lambda r: r["tool"] == "dwarf2btf" and r["design"] == "shared" and int(r["jobs"]) == j)
+    p = medians(lambda r: r["tool"] != "dwarf2btf" and int(r["jobs"]) == j)
+    side = lambda m: f"{m[0]:.2f} s / {m[1]:.2f} s / {m[2] / 1024:.0f} MiB"
+    table.append(f"| {j} | {side(d)} | {side(p)} | "
+                 f"{d[0] / p[0]:.2f} / {d[1] / p[1]:.2f} / {d[2] / p[2]:.3f} |")
+runs = len([r for r in rows if r["tool"] == "dwarf2btf" and r["design"] == "shared" and int(r["jobs"]) == jobs[0]])
+name = out.split("/")[-1]
+block = "\n".join([
+    "<!-- bench-table -->",
+    f"The reference vmlinux, the kernel's flags, medians of {runs} alternating runs against",
+    f"Debian unstable's pahole 1.32, {date}",
+    f"([the run](docs/bench/runs/{name}/README.md), made by `scripts/bench/bench-page.sh`):",
+    "",
+    *table,
+    "<!-- /bench-table -->",
+])
+provenance = open(f"{out}/provenance.txt").read()
+tables = open(f"{out}/tables.md").read()
+open(f"{out}/README.md", "w").write(
+    f"# {date}: the -j matrix against pahole 1.32\n\n"
+    "Made by `scripts/bench/bench-page.sh`; every run is in [matrix.csv](matrix.csv), what the\n"
+    "script printed in [tables.md](tables.md).\n\n"
+    f"```\n{provenance}```\n\n{tables}\n"
+    "![peak RSS against -j](rss.svg)\n![wall time against -j](wall.svg)\n")
+index = "docs/bench/runs/README.md"
+text = open(index).read()
+row = f"| [{name}]({name}/) | `scripts/bench/bench-page.sh`: the -j matrix against pahole 1.32, the benchmark page's table and plots |"
+if f"[{name}]" not in text:
+    text = text.replace("| run | what |\n|---|---|\n", f"| run | what |\n|---|---|\n{row}\n", 1)
+    open(index, "w").write(text)
+for page in pages:
+    text = open(page).read()
+    here = block if page == "README.md" else block.replace("](docs/", "](")
+    new, n = re.subn(r"<!-- bench-table -->.*?<!-- /bench-table -->", lambda _: here, text, flags=re.S)
+    if n != 1:
+        sys.exit(f"bench-page.sh: {page} has no <!-- bench-table --> ... <!-- /bench-table --> block")
+    open(page, "w").write(new)
+    print(f"rewrote the table in {page}")
+PY
