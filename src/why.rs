@@ -606,32 +606,25 @@ impl Watcher {
 /// A DWARF definition as the report shows it.
 fn describe(f: &SeenFunction<'_, '_>) -> DwarfFunction {
     let info = f.info;
-    let c = |id: u32| {
-        let mut name = f.types.c_name(id);
-        while name.contains("* *") {
-            name = name.replace("* *", "**");
-        }
-        name
-    };
     let parameters = |list: &[Param<'_>]| -> Vec<Parameter> {
         list.iter()
-            .map(|p| (String::from_utf8_lossy(p.name).into_owned(), c(p.ty), p.loc))
+            .map(|p| {
+                let name = String::from_utf8_lossy(p.name).into_owned();
+                (name, f.types.c_name(p.ty), p.loc)
+            })
             .collect()
     };
     let params = parameters(&info.params);
-    let args: Vec<String> = params
+    let args: Vec<String> = info
+        .params
         .iter()
-        .map(|(n, t, _)| match (n.is_empty(), t.as_str()) {
-            (true, "void") => "...".to_string(),
-            (true, _) => t.clone(),
-            (false, _) if t.ends_with('*') => format!("{t}{n}"),
-            (false, _) => format!("{t} {n}"),
+        .map(|p| match (p.name.is_empty(), p.ty) {
+            (true, 0) => "...".to_string(),
+            _ => f.types.c_decl(p.ty, &String::from_utf8_lossy(p.name)),
         })
         .collect();
-    let ret = c(info.ret);
-    let sep = if ret.ends_with('*') { "" } else { " " };
-    let prototype = format!(
-        "{ret}{sep}{}({})",
+    let call = format!(
+        "{}({})",
         String::from_utf8_lossy(info.name),
         if args.is_empty() {
             "void".to_string()
@@ -639,6 +632,7 @@ fn describe(f: &SeenFunction<'_, '_>) -> DwarfFunction {
             args.join(", ")
         }
     );
+    let prototype = f.types.c_decl(info.ret, &call);
     DwarfFunction {
         order: (f.cu_index, info.die),
         die: f.cu.die_offset(gimli::UnitOffset(info.die as usize)),
