@@ -2,21 +2,19 @@
 //! `dump` and `why` subcommands. It only parses flags and wires them to the library.
 
 use std::ffi::OsString;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Arg, ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use dwarf2btf::btf::{canon, dump, kernel, read, verify, Btf};
-use dwarf2btf::config::{
-    parse_langs, supported_features, Config, FeatureArg, Features, Output, LEGACY_FLAGS,
-    PAHOLE_VERSION,
-};
-use dwarf2btf::{pipeline, Error, Result};
+use dwarf2btf::btf::verify::KernelVersion;
+use dwarf2btf::config::{supported_features, FeatureArg, LEGACY_FLAGS, PAHOLE_VERSION};
+use dwarf2btf::Result;
 
+mod commands;
 mod slips;
+
+use commands::{about, diff, dump, encode, verify, why};
 
 #[derive(Parser)]
 #[command(
@@ -150,7 +148,7 @@ enum Command {
             alias = "kernel_version",
             value_name = "MAJOR.MINOR"
         )]
-        kernel_version: Option<verify::KernelVersion>,
+        kernel_version: Option<KernelVersion>,
     },
     /// Compare two BTFs independently of type ids; exit 1 when they differ.
     Diff {
@@ -309,43 +307,21 @@ fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     match cli.command {
-        Some(Command::Version) => {
-            let commit = match env!("DWARF2BTF_COMMIT") {
-                "" => String::new(),
-                c => format!(", commit {c}"),
-            };
-            println!(
-                "dwarf2btf {}{commit} (pahole v{major}.{minor} command line and encoding)",
-                env!("CARGO_PKG_VERSION")
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(Command::Completions { shell }) => {
-            let mut script = Vec::new();
-            clap_complete::generate(shell, &mut command(), "dwarf2btf", &mut script);
-            print_stdout(&String::from_utf8_lossy(&script))?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(Command::Man) => {
-            let mut page = Vec::new();
-            clap_mangen::Man::new(command())
-                .render(&mut page)
-                .map_err(|e| Error::io("<stdout>", e))?;
-            print_stdout(&String::from_utf8_lossy(&page))?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Some(Command::Version) => Ok(about::version()),
+        Some(Command::Completions { shell }) => about::completions(shell),
+        Some(Command::Man) => about::man(),
         Some(Command::Verify {
             file,
             base,
             kernel: false,
             kernel_version,
-        }) => run_verify(&file, base, kernel_version),
+        }) => verify::run(&file, base, kernel_version),
         Some(Command::Verify {
             file,
             base,
             kernel: true,
             ..
-        }) => run_verify_kernel(&file, base.as_deref()),
+        }) => verify::run_kernel(&file, base.as_deref()),
         Some(Command::Diff {
             a,
             b,
@@ -354,20 +330,14 @@ fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
             only,
             fold_fwd,
             all,
-        }) => run_diff(
+        }) => diff::run(
             &a,
             &b,
             base,
-            DiffFlags { set, fold_fwd, all },
+            diff::Flags { set, fold_fwd, all },
             only.as_deref(),
         ),
-        Some(Command::Dump { file, base }) => {
-            let btf = read_btf(&file, load_base(base)?)?;
-            let mut listing = Vec::new();
-            dump::dump(&btf, &mut listing).map_err(|e| Error::io("<stdout>", e))?;
-            print_stdout(&String::from_utf8_lossy(&listing))?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Some(Command::Dump { file, base }) => dump::run(&file, base),
         Some(Command::Why {
             names,
             file,
@@ -375,443 +345,8 @@ fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
             run,
         }) => {
             let sub = matches.subcommand_matches("why").unwrap_or(matches);
-            run_why(&names, file, all, run, &feature_args(sub))
+            why::run(&names, file, all, run, &feature_args(sub))
         }
-        None => run_encode(cli.encode, &feature_args(matches)),
+        None => encode::run(cli.encode, &feature_args(matches)),
     }
-}
-
-/// Reads a base BTF, its strings indexed so that split BTF reuses them.
-fn load_base(base: Option<PathBuf>) -> Result<Option<Arc<Btf>>> {
-    base.as_deref().map(verify::read_base).transpose()
-}
-
-/// Writes to stdout; a reader that went away (`| head`) ends the output quietly.
-fn print_stdout(text: &str) -> Result<()> {
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io("<stdout>", e)),
-        _ => Ok(()),
-    }
-}
-
-fn run_verify(
-    file: &Path,
-    base: Option<PathBuf>,
-    version: Option<verify::KernelVersion>,
-) -> Result<ExitCode> {
-    let data = read::file_btf_bytes(file)?;
-    let base = load_base(base)?;
-    if base.is_none() {
-        refuse_split(file, &data)?;
-    }
-    let target = version.map_or(verify::Target::OwnHeader, verify::Target::Kernel);
-    let verdict = verify::judge(&data, base.as_ref(), target);
-    print_stdout(&verdict.report(&file.display().to_string()))?;
-    Ok(if verdict.valid() {
-        ExitCode::SUCCESS
-    } else if verdict.undecided {
-        ExitCode::from(EXIT_TROUBLE)
-    } else {
-        ExitCode::FAILURE
-    })
-}
-
-/// Exit status of `verify --kernel` when the kernel cannot be asked (no privilege, no bpf()).
-const EXIT_NO_KERNEL: u8 = 3;
-/// How many of the verifier log's last lines a rejection shows.
-const LOG_TAIL_LINES: usize = 8;
-/// Said after a rejection of what looks like split BTF given without its base.
-const SPLIT_HINT: &str = "  (its string section does not start with an empty string, as split \
-                          BTF's does not: pass its base with --base)\n";
-
-/// `verify --kernel`: the running kernel's verdict through `BPF_BTF_LOAD` (split BTF joined
-/// with its base, as the call takes no base).
-fn run_verify_kernel(file: &Path, base: Option<&Path>) -> Result<ExitCode> {
-    let bytes = read::file_btf_bytes;
-    let data = bytes(file)?;
-    let data = match base {
-        Some(base) => kernel::join_split(&bytes(base)?, &data)?,
-        None => data,
-    };
-    let release = kernel::release().unwrap_or_else(|| "unknown release".into());
-    match kernel::load(&data) {
-        Ok(_fd) => {
-            print_stdout(&format!(
-                "{}: accepted by the running kernel ({release})\n",
-                file.display()
-            ))?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(kernel::LoadError::Rejected(r)) => {
-            let mut text = format!(
-                "{}: rejected by the running kernel ({release}): {}\n",
-                file.display(),
-                kernel::errno_text(r.errno)
-            );
-            let tail = r.log_tail(LOG_TAIL_LINES);
-            if tail.is_empty() {
-                text.push_str("  (the verifier log is empty)\n");
-            } else {
-                let truncated = if r.log_truncated {
-                    ", the log overflowed its buffer"
-                } else {
-                    ""
-                };
-                text.push_str(&format!("  verifier log, last lines{truncated}:\n"));
-                for line in tail {
-                    text.push_str(&format!("    {}\n", line.replace('\t', "  ")));
-                }
-            }
-            if base.is_none() && looks_split(&data) {
-                text.push_str(SPLIT_HINT);
-            }
-            text.push_str(&header_hint(&data));
-            print_stdout(&text)?;
-            Ok(ExitCode::FAILURE)
-        }
-        Err(e) => {
-            eprintln!(
-                "dwarf2btf: {}: cannot ask the running kernel: {e}",
-                file.display()
-            );
-            Ok(ExitCode::from(EXIT_NO_KERNEL))
-        }
-    }
-}
-
-/// After a rejection: the header problem `verify` finds by the running kernel's rules (a
-/// 32-byte layout header on a kernel before 7.1, say), if there is one.
-fn header_hint(data: &[u8]) -> String {
-    let Some(version) = kernel::version() else {
-        return String::new();
-    };
-    let rules = verify::HeaderRules::of(version);
-    match verify::header_problems(data, false, rules).first() {
-        Some(p) => format!("  dwarf2btf verify --kernel-version {version} agrees: {p}\n"),
-        None => String::new(),
-    }
-}
-
-/// Whether raw BTF looks split: its string section does not start with the empty string.
-/// A module encoded without `--btf_base` gets standalone BTF, which the kernel does not load
-/// for a module: refused in place when the file already carries split BTF (unless
-/// `--standalone`), warned about for any other `.ko`.
-fn guard_module_without_base(
-    input: &Path,
-    output: &Output,
-    standalone: bool,
-    quiet: bool,
-) -> Result<()> {
-    let carries_split = read::file_btf_bytes(input).is_ok_and(|b| looks_split(&b));
-    if carries_split && matches!(output, Output::InPlace) && !standalone {
-        return Err(Error::Usage(format!(
-            "{}: its .BTF is split BTF (a module's, on a base); without --btf_base it would be \
-             replaced by standalone BTF, which the kernel does not load for a module: give the \
-             base with --btf_base (e.g. vmlinux), or --standalone to replace it anyway",
-            input.display()
-        )));
-    }
-    let module = input.extension().is_some_and(|e| e == "ko");
-    if (module || carries_split) && !standalone && !quiet {
-        eprintln!(
-            "dwarf2btf: warning: {} looks like a kernel module and no --btf_base was given: its \
-             BTF is standalone, which the kernel does not load for a module",
-            input.display()
-        );
-    }
-    Ok(())
-}
-
-/// Reads the BTF of `path` for `dump` and `diff`, refusing split BTF given without its base.
-fn read_btf(path: &Path, base: Option<Arc<Btf>>) -> Result<Btf> {
-    let data = read::file_btf_bytes(path)?;
-    if base.is_none() {
-        refuse_split(path, &data)?;
-    }
-    read::parse(&data, base)
-}
-
-/// Split BTF without its base cannot be read: its type ids and string offsets continue the
-/// base's. One line asking for the base, rather than a listing of wrong names or a hundred
-/// rule violations.
-fn refuse_split(path: &Path, data: &[u8]) -> Result<()> {
-    if !looks_split(data) {
-        return Ok(());
-    }
-    Err(Error::Usage(format!(
-        "{}: this looks like split BTF (its strings do not start with an empty string): \
-         give its base with --btf_base (e.g. the vmlinux it was built against)",
-        path.display()
-    )))
-}
-
-fn looks_split(data: &[u8]) -> bool {
-    read::parse_header(data).is_ok_and(|h| {
-        let at = h.hdr_len as usize + h.str_off as usize;
-        h.str_len > 0 && data.get(at) != Some(&0)
-    })
-}
-
-/// `diff`'s switches.
-struct DiffFlags {
-    set: bool,
-    fold_fwd: bool,
-    all: bool,
-}
-
-/// How many differing items `diff` lists without `--all`.
-const DIFFERENCES_SHOWN: usize = 20;
-
-fn run_diff(
-    a: &Path,
-    b: &Path,
-    base: Option<PathBuf>,
-    flags: DiffFlags,
-    only: Option<&str>,
-) -> Result<ExitCode> {
-    let base = load_base(base)?;
-    let btf_a = read_btf(a, base.clone())?;
-    let btf_b = read_btf(b, base)?;
-    let categories = match only {
-        Some(list) => list
-            .split(',')
-            .map(|c| c.trim().parse::<canon::Category>().map_err(Error::Usage))
-            .collect::<Result<Vec<_>>>()?,
-        None => canon::Category::ALL.to_vec(),
-    };
-    let report = canon::diff(
-        &btf_a,
-        &btf_b,
-        &canon::DiffOptions {
-            set: flags.set,
-            categories,
-            max_shown: if flags.all {
-                usize::MAX
-            } else {
-                DIFFERENCES_SHOWN
-            },
-            fold_fwd: flags.fold_fwd,
-        },
-    );
-    let legend = format!(
-        "A: {}\nB: {}\n(- an item only in A, + only in B)\n\n",
-        a.display(),
-        b.display()
-    );
-    print_stdout(&(legend + &report.to_string()))?;
-    Ok(if report.equal {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
-}
-
-fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitCode> {
-    let Some(input) = args.file else {
-        return Err(Error::Usage(
-            "no input file (usage: dwarf2btf -J [--btf_encode_detached=OUT] FILE)".into(),
-        ));
-    };
-    let output = match (args.detached, args.btf_encode) {
-        (Some(path), _) => Output::Detached(path),
-        (None, true) => Output::InPlace,
-        (None, false) => {
-            return Err(Error::Usage(
-                "nothing to do: pass -J to encode .BTF into FILE, or --btf_encode_detached=OUT"
-                    .into(),
-            ))
-        }
-    };
-    if args.run.btf_base.is_none() {
-        guard_module_without_base(&input, &output, args.standalone, args.quiet)?;
-    }
-    let config = Config {
-        no_dedup: args.no_dedup,
-        stats: args.stats,
-        trace_saves: args.trace_saves.is_some(),
-        quiet: args.quiet,
-        ..config(input, output, args.run, feature_args, args.verbose)?
-    };
-    bound_malloc_arenas(config.jobs);
-    let host = pipeline::Host {
-        out: Box::new(std::io::stdout()),
-        freed: Box::new(return_free_heap),
-    };
-    let summary = pipeline::run(&config, host)?;
-    if let (Some(path), Some(trace)) = (&args.trace_saves, &summary.saves) {
-        let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-        trace
-            .write_to(std::io::BufWriter::new(file))
-            .map_err(|e| Error::io(path, e))?;
-    }
-    if let (Some(why), false) = (&summary.nothing_written, args.quiet) {
-        eprintln!(
-            "dwarf2btf: {}: {why}; nothing written",
-            config.input.display()
-        );
-    } else if args.verbose {
-        eprintln!(
-            "dwarf2btf: {} CUs ({} skipped), {} functions ({} skipped), {} types ({} before dedup), {} bytes, {:.2}s",
-            summary.cus,
-            summary.cus_skipped,
-            summary.funcs,
-            summary.funcs_skipped,
-            summary.types,
-            summary.types_before_dedup,
-            summary.bytes,
-            summary.seconds
-        );
-        let phases: Vec<String> = summary
-            .phases
-            .iter()
-            .map(|p| format!("{} {:.2}s {}/{} MiB", p.name, p.wall, p.rss_mib, p.peak_mib))
-            .collect();
-        eprintln!(
-            "dwarf2btf: phases (end time, resident/peak so far): {}",
-            phases.join(", ")
-        );
-        if !summary.dedup_phases.is_empty() {
-            let phases: Vec<String> = summary
-                .dedup_phases
-                .iter()
-                .map(|(name, secs)| format!("{name} {secs:.3}s"))
-                .collect();
-            eprintln!("dwarf2btf: dedup phases: {}", phases.join(", "));
-        }
-    }
-    if args.stats && summary.nothing_written.is_none() {
-        eprint!(
-            "{}",
-            dwarf2btf::stats::report(
-                &summary.phases,
-                &summary.workers,
-                &summary.dedup_phases,
-                &summary.held,
-                &summary.table,
-                config.func_table.name(),
-            )
-        );
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The run's configuration from the command line.
-fn config(
-    input: PathBuf,
-    output: Output,
-    args: RunArgs,
-    feature_args: &[FeatureArg<'_>],
-    verbose: bool,
-) -> Result<Config> {
-    let (features, unknown) = Features::from_args(feature_args)?;
-    if verbose && !unknown.is_empty() {
-        eprintln!("dwarf2btf: ignoring BTF features: {}", unknown.join(", "));
-    }
-    let lang_exclude = match args
-        .lang_exclude
-        .or_else(|| std::env::var("PAHOLE_LANG_EXCLUDE").ok())
-    {
-        Some(list) => parse_langs(&list)?,
-        None => Vec::new(),
-    };
-    let jobs = match args.jobs {
-        None => 1,
-        Some(0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        Some(n) => n,
-    };
-    Ok(Config {
-        input,
-        output,
-        base: args.btf_base,
-        jobs,
-        features,
-        lang_exclude,
-        verbose,
-        no_dedup: false,
-        func_table: args.func_table,
-        max_decompress_ratio: args.max_decompress_ratio,
-        stats: false,
-        trace_saves: false,
-        quiet: false,
-    })
-}
-
-fn run_why(
-    names: &[String],
-    input: PathBuf,
-    all: bool,
-    args: RunArgs,
-    feature_args: &[FeatureArg<'_>],
-) -> Result<ExitCode> {
-    if feature_args.is_empty() {
-        eprintln!(
-            "dwarf2btf: note: no --btf_features given: the answers are for pahole's defaults; \
-             give the build's flags for its answers (kernels pass --btf_features=...)"
-        );
-    }
-    // Nothing is written: the output is never used.
-    let config = config(input, Output::InPlace, args, feature_args, false)?;
-    // stdout is the report: the encoder's notes go to stderr.
-    let answer = dwarf2btf::why::why(&config, names, &mut std::io::stderr())?;
-    if let Some(why) = &answer.nothing_encoded {
-        eprintln!("dwarf2btf: {}: {why}", config.input.display());
-    }
-    let text: Vec<String> = answer
-        .reports
-        .iter()
-        .map(|r| if all { format!("{r:#}") } else { r.to_string() })
-        .collect();
-    print_stdout(&text.join("\n"))?;
-    Ok(if answer.reports.iter().any(|r| r.unknown()) {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// Returns the free memory at the top of glibc's heaps to the system (the arenas keep what
-/// the workers freed otherwise), so the next phase's peak does not stand on it: the run calls
-/// it where it has just freed much ([`pipeline::Host::freed`]).
-fn return_free_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases memory that no allocation holds; it takes no pointer.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-/// The size from which glibc maps each block on its own (see [`bound_malloc_arenas`]).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-const MMAP_THRESHOLD: libc::c_int = 1 << 20;
-
-/// Bounds what glibc's malloc keeps of freed memory while the workers run (the binary's
-/// allocator policy; the library leaves the process's allocator alone):
-/// - arenas: at most one per thread that can run at once. glibc gives every new thread its
-///   own arena (up to 8 per core), and each arena keeps the chunks its thread freed, so peak
-///   memory grew with -j while the extra threads added no speed. With the cap it stays flat
-///   from -j2 to -j64;
-/// - blocks of [`MMAP_THRESHOLD`] and more are mapped and unmapped on their own. glibc's
-///   default threshold rises to the largest block freed (up to 32 MiB), after which a worker's
-///   per-batch buffers come from the arena and, freed, stay resident between the long-lived
-///   function instances saved beside them;
-/// - an arena gives memory back from its top only when more than that much is free there.
-///   With the default 128 KiB, each CU's decoding grew and shrank the heaps in turn: 1,900
-///   `brk` and 900 `madvise` calls and the page faults that refilled them, 0.2 s of system
-///   time on a kernel.
-fn bound_malloc_arenas(jobs: usize) {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let arenas = jobs.clamp(1, cpus.max(1)) as libc::c_int;
-        // SAFETY: mallopt only sets allocator tunables; M_ARENA_MAX takes any positive count
-        // and affects arenas created after the call (the workers' ones), M_MMAP_THRESHOLD any
-        // size up to 32 MiB, M_TRIM_THRESHOLD any size.
-        unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, arenas);
-            libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
-            libc::mallopt(libc::M_TRIM_THRESHOLD, MMAP_THRESHOLD);
-        }
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    let _ = jobs;
 }

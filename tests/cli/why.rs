@@ -29,6 +29,17 @@ fn funcs_so() -> &'static PathBuf {
     })
 }
 
+/// Compiles the C file `src` into the object `obj` with gcc, optimized as `opt` says, with DWARF.
+fn compile(src: &Path, obj: &Path, opt: &str) {
+    run_ok(
+        Command::new(tool("gcc"))
+            .args([opt, "-g", "-c"])
+            .arg(src)
+            .arg("-o")
+            .arg(obj),
+    );
+}
+
 fn why(input: &Path, names: &[&str], flags: &[&str]) -> Output {
     run(Command::new(bin())
         .arg("why")
@@ -339,13 +350,7 @@ fn inlined_everywhere_is_said_and_the_list_is_capped() {
         )
         .unwrap();
         let obj = dir.join(format!("u{i}.o"));
-        run_ok(
-            Command::new(tool("gcc"))
-                .args(["-O2", "-g", "-c"])
-                .arg(&src)
-                .arg("-o")
-                .arg(&obj),
-        );
+        compile(&src, &obj, "-O2");
         objects.push(obj);
     }
     let all = dir.join("all.o");
@@ -382,4 +387,46 @@ fn inlined_everywhere_is_said_and_the_list_is_capped() {
     let o = why(&all, &["--all", "inl_helper"], &[KERNEL_FEATURES]);
     assert_eq!(listed(&o), 10, "{}", text(&o));
     assert!(o.stderr.is_empty(), "{}", text(&o));
+}
+
+/// Prototypes are spelled as C declares them: function pointers, qualifiers, pointers to
+/// arrays, typedefs, struct and anonymous union tags, a function returning a function pointer.
+#[test]
+fn prototypes_are_spelled_in_c() {
+    let dir = scratch("why_cdecl");
+    let src = dir.join("decl.c");
+    std::fs::write(
+        &src,
+        "struct net; struct sock; struct sk_buff; struct foo { int x; };\n\
+         typedef unsigned int u32;\n\
+         static void nop(void) {}\n\
+         int hook(int (*okfn)(struct net *, struct sock *, struct sk_buff *), const char *name,\n\
+                  unsigned long (*flags)[4], struct foo *f, const u32 len, char *const *argv,\n\
+                  union { int i; long l; } *any)\n\
+         { return okfn(0, 0, 0) + name[0] + (int)(*flags)[1] + f->x + len + !!argv[0] + any->i; }\n\
+         void (*pick(int which, ...))(void) { return which ? nop : 0; }\n",
+    )
+    .unwrap();
+    let obj = dir.join("decl.o");
+    compile(&src, &obj, "-O0");
+    let o = why(&obj, &["hook", "pick"], &[KERNEL_FEATURES]);
+    assert!(o.status.success(), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    // Each definition's prototype is the line after its address.
+    let lines: Vec<&str> = stdout.lines().map(str::trim).collect();
+    let prototypes: Vec<&str> = lines
+        .windows(2)
+        .filter(|w| w[0].starts_with("low_pc "))
+        .map(|w| w[1])
+        .collect();
+    assert_eq!(
+        prototypes,
+        [
+            "int hook(int (*okfn)(struct net *, struct sock *, struct sk_buff *), \
+             const char *name, long unsigned int (*flags)[4], struct foo *f, const u32 len, \
+             char *const *argv, union {...} *any)",
+            "void (*pick(int which, ...))(void)",
+        ],
+        "{stdout}"
+    );
 }

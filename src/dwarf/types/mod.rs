@@ -23,7 +23,8 @@
 //!
 //! The decoder is split by concept: `walk.rs` walks the DIEs and builds the table's entries,
 //! `attrs.rs` reads the attributes of one DIE, `imports.rs` brings in the DIEs of other units,
-//! and `resolve.rs` turns the raw references into small ids once the walk is done.
+//! and `resolve.rs` turns the raw references into small ids once the walk is done;
+//! `cdecl.rs` spells a type in C for messages and `why`.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -40,6 +41,7 @@ pub use walk::TypesScratch;
 use walk::Walker;
 
 mod attrs;
+mod cdecl;
 mod imports;
 mod resolve;
 mod walk;
@@ -190,61 +192,6 @@ impl<'a> CuTypes<'a> {
     /// not a type).
     pub fn type_id_of(&self, local: u32) -> u32 {
         self.offset_to_id.get(&local).copied().unwrap_or(0)
-    }
-
-    /// The type with small id `id` spelled roughly as in C (`int`, `struct s *`,
-    /// `const counter_t`), for messages.
-    pub fn c_name(&self, id: u32) -> String {
-        self.c_name_depth(id, 0)
-    }
-
-    fn c_name_depth(&self, id: u32, depth: usize) -> String {
-        let Some(entry) = id.checked_sub(1).and_then(|i| self.entries.get(i as usize)) else {
-            return "void".into();
-        };
-        if depth > 8 {
-            return "...".into();
-        }
-        let named = |what: &str, name: &[u8]| {
-            let name = if name.is_empty() {
-                "(anon)".into()
-            } else {
-                String::from_utf8_lossy(name)
-            };
-            format!("{what}{name}")
-        };
-        let inner = |ty: u32| self.c_name_depth(ty, depth + 1);
-        match entry {
-            Entry::Base { name, .. } | Entry::Typedef { name, .. } => named("", name),
-            Entry::Composite {
-                union: true, name, ..
-            } => named("union ", name),
-            Entry::Composite { name, .. } => named("struct ", name),
-            Entry::Enum { name, .. } => named("enum ", name),
-            Entry::Modifier {
-                kind: Kind::Ptr,
-                ty,
-            } => format!("{} *", inner(*ty)),
-            Entry::Modifier { kind, ty } => {
-                let q = match kind {
-                    Kind::Const => "const",
-                    Kind::Volatile => "volatile",
-                    _ => "restrict",
-                };
-                let t = inner(*ty);
-                if t.ends_with('*') {
-                    format!("{t}{q}")
-                } else {
-                    format!("{q} {t}")
-                }
-            }
-            Entry::TypeTag { value, ty } => {
-                format!("{} __tag({})", inner(*ty), String::from_utf8_lossy(value))
-            }
-            Entry::Array { elem, nelems } => format!("{}[{nelems}]", inner(*elem)),
-            Entry::FuncProto { .. } => "function type".into(),
-            Entry::Unsupported { tag } => tag.static_string().unwrap_or("DW_TAG_?").into(),
-        }
     }
 
     /// An empty result with `self`'s vectors (emptied, their capacity kept).
