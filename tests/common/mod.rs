@@ -6,6 +6,7 @@ pub(crate) mod bad_dwarf;
 pub(crate) mod compare;
 pub(crate) mod hand_made;
 pub(crate) mod judge;
+pub(crate) mod probes;
 pub(crate) mod rss;
 
 use std::path::{Path, PathBuf};
