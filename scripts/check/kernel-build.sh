@@ -15,7 +15,9 @@
 # 7.x, vmlinux's .BTF and the encoder's detached output must equal pahole's committed ones
 # byte for byte (pahole 1.32's types and strings in pahole HEAD's header and layout section:
 # kernel-build/oracle.sh, tests/data/kernel-build-VER/). Exits 0 only
-# when all that holds, the console shows "RESULT: PASS" and a second boot, with one module's
+# when all that holds, the console shows "RESULT: PASS", the kernel's BPF_BTF_LOAD verdict on
+# each probe of tests/data/probes (loaded by the same /init after its checks) equals
+# `dwarf2btf verify --kernel-version <release>`'s, and a second boot, with one module's
 # BTF corrupted (kernel-build/corrupt-btf.py), shows "RESULT: FAIL" naming that module.
 #
 #   scripts/check/kernel-build.sh [--clean] [6.12|6.1|7.2|7.3]  # default 6.12
@@ -334,8 +336,16 @@ rm -rf "$R"; mkdir -p "$R/etc" "$R/dev" "$R/proc" "$R/sys"
 awk -F': *' '{ n = split($2, d, " "); for (i = n; i >= 1; i--) print d[i]; print $1 }' \
     "$R/lib/modules/$KREL/modules.dep" | awk 'NF && !seen[$0]++' | sed "s,^,/lib/modules/$KREL/," > "$R/etc/modules.list"
 [ "$(wc -l < "$R/etc/modules.list")" -eq "$(find "$R" -name '*.ko' | wc -l)" ] || die "modules.list does not list every .ko"
+# the probes (tests/data/probes: a minimal BTF and copies each adding one kind, flag or header
+# form a release may lack), which /init loads after its checks, one PROBE line each
+mkdir -p "$R/probes"
+: > "$R/probes/list"
+for p in "$REPO"/tests/data/probes/*.btf; do
+  cp "$p" "$R/probes/"
+  echo "$(basename "$p" .btf) /probes/$(basename "$p")" >> "$R/probes/list"
+done
 make_initramfs "$R" "$REPO/scripts/check/kernel-build/init.c" "$B/initramfs.cpio"
-echo "   $(wc -l < "$R/etc/modules.list") modules, $(stat -c %s "$B/initramfs.cpio") bytes"
+echo "   $(wc -l < "$R/etc/modules.list") modules, $(wc -l < "$R/probes/list") probes, $(stat -c %s "$B/initramfs.cpio") bytes"
 
 # ---- boot
 LOGF=$B/console.log
@@ -364,6 +374,28 @@ fi
 tr -d '\r' < "$LOGF" > "$LOGF.txt" && mv "$LOGF.txt" "$LOGF"
 grep -E '^(PASS|FAIL|RESULT): ' "$LOGF" | sed 's/^/   /' || true
 if grep -q '^RESULT: PASS' "$LOGF"; then BOOT=PASS; else BOOT=FAIL; fi
+
+# ---- the probes: the kernel's verdict on each must be `dwarf2btf verify --kernel-version
+# $KREL`'s (exit 0 valid, 1 invalid); dwarf2btf is the one built here, whatever PAHOLE is
+VERIFY=$(cd "$REPO" && readlink -f "${CARGO_TARGET_DIR:-target}")/release/dwarf2btf
+if [ "$(basename "$REAL")" != dwarf2btf ] || [ ! -x "$VERIFY" ]; then
+  (cd "$REPO" && cargo build --release)
+fi
+PROBES_OK=1 PROBE_LINES=()
+while read -r name path; do
+  read -r verdict errno reason < <(sed -n "s/^PROBE $name //p" "$LOGF" | head -n 1) || true
+  set +e; "$VERIFY" verify --kernel-version "$KREL" "$REPO/tests/data/probes/$name.btf" > "$B/probe-$name.verify" 2>&1; vrc=$?; set -e
+  case $vrc in 0) says=valid ;; 1) says=invalid ;; *) says="no verdict (exit $vrc)" ;; esac
+  case ${verdict:-}:$says in
+    accepted:valid|rejected:invalid) agree=agrees ;;
+    *) agree=DISAGREES; PROBES_OK=0 ;;
+  esac
+  line="$name: ${verdict:-no PROBE line}${errno:+ (errno $errno${reason:+ $reason})}; verify --kernel-version $KREL: $says; $agree"
+  PROBE_LINES+=("$line")
+  echo "   probe $line"
+  [ "$agree" = agrees ] || sed 's/^/     /' "$B/probe-$name.verify"
+done < "$R/probes/list"
+[ ${#PROBE_LINES[@]} -gt 0 ] || die "no probes in the initramfs"
 
 # ---- negative control: the same boot with one module's BTF corrupted (a struct member
 # pointing at a type id that does not exist) must give RESULT: FAIL naming that module, or
@@ -416,6 +448,8 @@ fi
   echo "boot ($ACCEL_USED):          $BOOT in ${BOOT_SECS}s (console: $LOGF)"
   echo "negative control:    $NEGATIVE"
   echo "vs pahole:           $ORACLE"
+  echo "probes (BPF_BTF_LOAD vs verify --kernel-version $KREL):"
+  for l in "${PROBE_LINES[@]}"; do echo "  $l"; done
   echo "build dir:           $B"
   echo "encoder inputs:      $B/encoder-inputs"
 } > "$B/summary.txt"
@@ -429,3 +463,4 @@ if [ "$BOOT" != PASS ]; then
   exit 1
 fi
 [ "$ORACLE_OK" = 1 ] || die "vmlinux's BTF differs from pahole's oracle: $ORACLE"
+[ "$PROBES_OK" = 1 ] || die "the kernel and verify --kernel-version $KREL disagree on a probe (probes above)"

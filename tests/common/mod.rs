@@ -8,6 +8,7 @@ pub(crate) mod hand_made;
 pub(crate) mod judge;
 pub(crate) mod layout_cases;
 pub(crate) mod libbpf_oracle;
+pub(crate) mod probes;
 pub(crate) mod random_btf;
 pub(crate) mod rss;
 pub(crate) mod verify_sample;

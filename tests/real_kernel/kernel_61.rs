@@ -3,6 +3,8 @@
 //! file with `bpf(BPF_BTF_LOAD)`: the vmlinux BTF, a module's split BTF on it, every fixture's
 //! BTF, and two corrupted copies of the vmlinux BTF (one caught by the meta checks, one by the
 //! resolve pass after the log of every type), which it must reject with the kernel's reason.
+//! The same boot loads the probes of tests/data/probes (tests/common/probes.rs): 6.1's verdict
+//! on each must be `dwarf2btf verify --kernel-version 6.1`'s.
 //!
 //! Skips, saying so, when the reference vmlinux is absent or the script can give no verdict
 //! (exit 3: the image cannot be fetched, the boot does not finish) — both failures under
@@ -29,8 +31,13 @@ fn kernel_61_accepts_dwarf2btf_btf_and_rejects_a_corrupted_copy() {
     accepted.extend(fixture_btf_files("kernel_61").into_iter().map(|(_, f)| f));
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check/kernel-check-6.1.sh");
+    let probes: Vec<(&str, PathBuf)> = probes::probes()
+        .iter()
+        .map(|p| (p.name, probes::committed(p.name)))
+        .collect();
     let mut cmd = Command::new(script);
     cmd.args(&accepted).arg(&corrupted).arg(&late);
+    cmd.args(probes.iter().map(|p| &p.1));
     if let Some(module) = &module {
         cmd.arg("--base").arg(&vmlinux).arg(module);
     }
@@ -67,6 +74,29 @@ fn kernel_61_accepts_dwarf2btf_btf_and_rejects_a_corrupted_copy() {
             file.display()
         );
     }
+    let mut disagree = Vec::new();
+    for (name, file) in &probes {
+        let kernel = verdict(file);
+        let accepted = kernel.contains(": accepted by Linux 6.1.");
+        assert!(
+            accepted || kernel.contains(": rejected by Linux 6.1."),
+            "{name}: {kernel}"
+        );
+        let valid = probes::verify_valid(file, "6.1");
+        eprintln!(
+            "probe {name:<16} Linux 6.1: {:<9} verify --kernel-version 6.1: {}",
+            if accepted { "accepted" } else { "rejected" },
+            if valid { "valid" } else { "invalid" }
+        );
+        if valid != accepted {
+            disagree.push(format!("{kernel}\n  verify valid={valid}"));
+        }
+    }
+    assert!(
+        disagree.is_empty(),
+        "verify --kernel-version 6.1 and Linux 6.1 disagree on probes:\n{}",
+        disagree.join("\n")
+    );
     for (file, reason) in [(&corrupted, "Invalid type_id"), (&late, "Invalid member")] {
         assert!(
             verdict(file).contains(": rejected by Linux 6.1.") && verdict(file).contains(reason),

@@ -13,3 +13,4 @@ mod kernel;
 mod kernel_61;
 mod modules;
 mod verify_kernel;
+mod verify_probes;

@@ -20,6 +20,11 @@
  *   - no kernel log line mentioning BTF looks like an error, and there is no "BPF:" line
  *     (the prefix of the kernel's own BTF verifier messages).
  *
+ * Then, not a check of its own (the script compares each line with `dwarf2btf verify
+ * --kernel-version`): every probe file in /probes/list ("NAME PATH" per line, the small BTF
+ * files of tests/data/probes) is loaded with BPF_BTF_LOAD, and its verdict printed as
+ * "PROBE <name> accepted" or "PROBE <name> rejected <errno> <strerror>".
+ *
  * Built by the script with `gcc -static -O2`; no headers beyond libc's and btf-load.h (shared
  * with scripts/check/kernel-check/init.c) are needed.
  */
@@ -284,6 +289,36 @@ static void check_kernel_log(void)
 		result(1, "kernel log (%d bytes) has no BTF error", n);
 }
 
+/* Loads each probe in /probes/list and prints its PROBE line; a rejection is the kernel's
+ * answer, not a failure. */
+static void load_probes(void)
+{
+	FILE *f = fopen("/probes/list", "r");
+	if (!f) {
+		printf("no /probes/list: no probes to load\n");
+		return;
+	}
+	char name[128], path[384];
+	while (fscanf(f, "%127s %383s", name, path) == 2) {
+		size_t len = 0;
+		unsigned char *d = slurp(path, &len);
+		if (!d) {
+			printf("PROBE %s unreadable %s\n", name, strerror(errno));
+			continue;
+		}
+		int retried;
+		int fd = btf_load_logged(d, len, &retried);
+		if (fd >= 0) {
+			printf("PROBE %s accepted\n", name);
+			close(fd);
+		} else {
+			printf("PROBE %s rejected %d %s\n", name, errno, strerror(errno));
+		}
+		free(d);
+	}
+	fclose(f);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -327,6 +362,7 @@ int main(void)
 			check_module_btf(i, vmlinux, vlen, &vh);
 
 	check_kernel_log();
+	load_probes();
 	printf("RESULT: %s (%d failed)\n", failures ? "FAIL" : "PASS", failures);
 	fflush(stdout);
 	sync();
