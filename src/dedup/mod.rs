@@ -82,6 +82,7 @@
 
 mod ahead;
 mod compact;
+pub mod error;
 mod fwd;
 pub mod handover;
 mod hash;
