@@ -66,9 +66,11 @@ struct EncodeArgs {
     /// Print nothing but errors: no progress line, no note when there is nothing to encode.
     #[arg(short = 'q', long = "quiet", conflicts_with = "verbose")]
     quiet: bool,
-    /// Print per-phase wall and CPU time, memory, and the function table's counters to stderr
-    #[arg(long)]
-    stats: bool,
+    /// Print per-phase wall and CPU time, memory, and the function table's counters to stderr;
+    /// =json: as one JSON object, =csv: as a CSV header and row (for sweeping -j)
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true,
+          default_missing_value = "text")]
+    stats: Option<dwarf2btf::stats::Format>,
     /// Record every save into the function table (worker, function, time) and write them to
     /// FILE, for replaying the workload against each table design (format: docs/concurrency.md).
     #[arg(long = "trace-saves", value_name = "FILE")]
@@ -627,7 +629,7 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
     }
     let config = Config {
         no_dedup: args.no_dedup,
-        stats: args.stats,
+        stats: args.stats.is_some(),
         trace_saves: args.trace_saves.is_some(),
         quiet: args.quiet,
         ..config(input, output, args.run, feature_args, args.verbose)?
@@ -679,18 +681,9 @@ fn run_encode(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitC
             eprintln!("dwarf2btf: dedup phases: {}", phases.join(", "));
         }
     }
-    if args.stats && summary.nothing_written.is_none() {
-        eprint!(
-            "{}",
-            dwarf2btf::stats::report(
-                &summary.phases,
-                &summary.workers,
-                &summary.dedup_phases,
-                &summary.held,
-                &summary.table,
-                config.func_table.name(),
-            )
-        );
+    if let Some(format) = args.stats.filter(|_| summary.nothing_written.is_none()) {
+        let design = config.func_table.name();
+        eprint!("{}", dwarf2btf::stats::report(format, &summary, design));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -22,9 +22,9 @@ use crate::functions::watch::FuncWatch;
 use crate::input::arch::UNKNOWN_REG;
 use crate::input::elf::STT_FUNC;
 use crate::input::symbols::{base_name, has_non_fn_suffix};
+use crate::measure::RunClock;
 use crate::pipeline::{self, Input, RunContext, Summary};
 use crate::progress::Progress;
-use crate::stats::RunClock;
 
 /// A DWARF instance's position: (CU index, DIE unit offset), DWARF order.
 type Order = (u32, u32);
