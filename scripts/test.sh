@@ -53,17 +53,8 @@ if grep -rn 'CARGO_TARGET_TMPDIR' tests --include='*.rs' | grep -v '^tests/commo
   echo "test.sh: the lines above bypass tests/common's per-test scratch(); use scratch()" >&2
   exit 1
 fi
-# The stages import only from earlier ones (docs/architecture.md): input → dwarf → encode →
-# functions → dedup → output. A hook a later stage needs is defined by the earlier one.
-stages=(input dwarf encode functions dedup output)
-for i in "${!stages[@]}"; do
-  later=$(IFS='|'; echo "${stages[*]:i+1}")
-  [ -n "$later" ] || continue
-  if grep -rnE "crate::($later)\b" "src/${stages[i]}" | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//'; then
-    echo "test.sh: src/${stages[i]} uses a later stage above (docs/architecture.md)" >&2
-    exit 1
-  fi
-done
+# The layering (docs/architecture.md) is tests/architecture.rs, run with the others below: an
+# import up the order of modules, or a circle between files, fails it.
 # cargo-nextest runs each test in its own process under a time limit (.config/nextest.toml):
 # a test that hangs is killed and fails, naming itself, instead of stalling the run. It does
 # not run doctests; cargo test does.
