@@ -10,8 +10,9 @@
 //!
 //! `btf` holds the format itself: building, reading, writing, verifying, comparing and
 //! distilling BTF; it depends on no stage. `mapped` maps files, for `input` and `btf` alike.
-//! `pipeline` runs the stages; `progress` draws its line on a terminal; `stats` measures the
-//! run (`-V`, `--stats`); `why` explains one function's fate through a watched run.
+//! `pipeline` runs the stages; `progress` draws its line on a terminal; `measure` holds the
+//! probes every stage may call (clocks, resident bytes), and `stats` reports what a run measured
+//! (`--stats`, as text, JSON or CSV); `why` explains one function's fate through a watched run.
 
 pub mod btf;
 pub mod config;
@@ -22,6 +23,7 @@ pub mod error;
 pub mod functions;
 pub mod input;
 pub mod mapped;
+pub mod measure;
 pub mod output;
 pub mod pipeline;
 pub mod progress;

@@ -1,253 +1,207 @@
-//! What a run measures about itself, for `-V` and `--stats`: wall and CPU clocks per phase,
-//! resident memory and the bytes allocated, the bytes of the run's large structures, the workers'
-//! CPU split (decoding DWARF, encoding BTF, saving function instances), and the function
-//! table's counters.
+//! The `--stats` report of a run, above the pipeline whose [`Summary`] it reads: per-phase wall
+//! and CPU time with memory, the workers' CPU split, the dedup phases, the large structures and
+//! the function table's counters; as text for people, or one JSON object or a CSV header and
+//! row for scripts sweeping `-j`. The probes behind the figures are in `measure`.
 
-use std::ops::AddAssign;
-use std::time::{Duration, Instant};
+use std::fmt::Write as _;
+use std::str::FromStr;
 
-use crate::functions::table::{Contended, TableMemory};
+use crate::pipeline::Summary;
 
-/// The CPU time of the whole process (every thread), or of the calling thread.
-fn cpu_clock(clock: libc::clockid_t) -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; clock_gettime writes only into it.
-    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+/// How `--stats` prints: text for people (`--stats`), or the same figures as one JSON object
+/// (`--stats=json`) or a CSV header and row (`--stats=csv`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// The report as aligned text.
+    Text,
+    /// One JSON object, its keys those of [`figures`].
+    Json,
+    /// A header line of [`figures`]' keys and one line of values.
+    Csv,
 }
 
-/// CPU time used so far by every thread of the process.
-pub fn process_cpu() -> Duration {
-    cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
-}
+impl FromStr for Format {
+    type Err = String;
 
-/// CPU time used so far by the calling thread.
-pub fn thread_cpu() -> Duration {
-    cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID)
-}
-
-/// A `/proc/self/status` size in MiB: `VmRSS:` (resident now) or `VmHWM:` (peak so far);
-/// 0 where /proc is not available.
-pub fn status_mib(key: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix(key))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(0, |kib| kib / 1024)
-}
-
-/// MiB the allocator has handed out and not had back (glibc's `mallinfo2`: in-use chunks
-/// of every arena plus mmapped blocks, resident or not: a vector's spare capacity counts);
-/// 0 where that is not available.
-pub fn allocated_mib() -> u64 {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        // SAFETY: mallinfo2 only reads the allocator's counters; it takes no pointer.
-        let m = unsafe { libc::mallinfo2() };
-        ((m.uordblks + m.hblkhd) >> 20) as u64
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    0
-}
-
-/// Bytes of `items` resident in memory now, counted by page (`mincore`): untouched pages of
-/// a zeroed or reserved array do not count. 0 where that is not available.
-pub fn resident_bytes<T>(items: &[T]) -> usize {
-    #[cfg(target_os = "linux")]
-    {
-        let len = std::mem::size_of_val(items);
-        if len == 0 {
-            return 0;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "text" => Ok(Format::Text),
+            "json" => Ok(Format::Json),
+            "csv" => Ok(Format::Csv),
+            _ => Err(format!("'{s}' is not a --stats format (text, json, csv)")),
         }
-        // SAFETY: sysconf only reads a system constant.
-        let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
-            p if p > 0 => p as usize,
-            _ => return 0,
-        };
-        let start = items.as_ptr() as usize & !(page - 1);
-        let end = (items.as_ptr() as usize + len).next_multiple_of(page);
-        let mut pages = vec![0u8; (end - start) / page];
-        // SAFETY: [start, end) covers the pages of a live slice, so it is mapped; `pages` has
-        // one byte per page of it, as mincore writes.
-        let ok = unsafe {
-            libc::mincore(start as *mut libc::c_void, end - start, pages.as_mut_ptr()) == 0
-        };
-        if !ok {
-            return 0;
-        }
-        let resident = pages.iter().filter(|&&p| p & 1 != 0).count();
-        (resident * page).min(len)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = items;
-        0
     }
 }
 
-/// Resident MiB of this process's mappings of the file `path` (its DWARF, when it is the
-/// input), from `/proc/self/smaps`; 0 where that is not available.
-pub fn file_resident_mib(path: &std::path::Path) -> u64 {
-    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
-        return 0;
-    };
-    let Ok(path) = path.canonicalize() else {
-        return 0;
-    };
-    let path = path.to_string_lossy();
-    let mut in_file = false;
-    let mut kib = 0;
-    for line in smaps.lines() {
-        if let Some(rss) = line.strip_prefix("Rss:") {
-            if in_file {
-                kib += rss
-                    .trim()
-                    .trim_end_matches("kB")
-                    .trim()
-                    .parse::<u64>()
-                    .unwrap_or(0);
+/// The `--stats` report of a run whose function table was of design `design`, in `format`.
+pub fn report(format: Format, summary: &Summary, design: &str) -> String {
+    match format {
+        Format::Text => text(summary, design),
+        Format::Json => {
+            let fields: Vec<String> = figures(summary, design)
+                .iter()
+                .map(|(key, value)| format!("{}: {}", json_string(key), value.json()))
+                .collect();
+            format!("{{{}}}\n", fields.join(", "))
+        }
+        Format::Csv => {
+            let figures = figures(summary, design);
+            let keys: Vec<String> = figures.iter().map(|(key, _)| csv_field(key)).collect();
+            let values: Vec<String> = figures.iter().map(|(_, value)| value.csv()).collect();
+            format!("{}\n{}\n", keys.join(","), values.join(","))
+        }
+    }
+}
+
+/// One figure of the machine-readable forms.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Figure {
+    /// Seconds, or MiB with a fraction.
+    Real(f64),
+    /// A count, or bytes, or whole MiB.
+    Count(u64),
+    /// A name.
+    Name(String),
+}
+
+impl Figure {
+    fn json(&self) -> String {
+        match self {
+            Figure::Real(x) => format!("{x:.6}"),
+            Figure::Count(n) => n.to_string(),
+            Figure::Name(s) => json_string(s),
+        }
+    }
+
+    fn csv(&self) -> String {
+        match self {
+            Figure::Name(s) => csv_field(s),
+            other => other.json(),
+        }
+    }
+}
+
+/// A JSON string literal.
+fn json_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
             }
-        } else if line
-            .split_whitespace()
-            .next()
-            .is_some_and(|f| f.contains('-'))
-        {
-            in_file = line.ends_with(&*path);
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
         }
     }
-    kib / 1024
+    out + "\""
 }
 
-/// A large structure of the run and the bytes it held at its largest.
-#[derive(Clone, Debug)]
-pub struct Held {
-    /// What it is, with its counts (`record store: 3,408,561 records, ...`).
-    pub what: String,
-    /// Its bytes.
-    pub bytes: usize,
+/// A CSV field, quoted when it must be.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }
 
-/// The end of one phase of a run.
-#[derive(Clone, Debug)]
-pub struct PhaseEnd {
-    /// The phase's name (`elf`, `dedup`, ...).
-    pub name: &'static str,
-    /// Seconds since the run started.
-    pub wall: f64,
-    /// Process CPU seconds since the run started.
-    pub cpu: f64,
-    /// Resident MiB now, and the peak so far.
-    pub rss_mib: u64,
-    /// Peak resident MiB so far (`VmHWM`).
-    pub peak_mib: u64,
-    /// Allocated MiB now (see [`allocated_mib`]).
-    pub alloc_mib: u64,
-}
-
-/// Marks phase ends against the start of a run.
-#[derive(Clone, Copy, Debug)]
-pub struct RunClock {
-    start: Instant,
-    start_cpu: Duration,
-}
-
-impl RunClock {
-    /// Starts the clock: now is time 0, wall and CPU.
-    pub fn start() -> Self {
-        RunClock {
-            start: Instant::now(),
-            start_cpu: process_cpu(),
+/// The figures of the text report, named: the run's totals (`wall_s`, `cpu_s`,
+/// `peak_rss_mib`), each phase's own times and memory (`phase.NAME.wall_s`, ...), the
+/// workers' CPU split, the dedup phases, the large structures, the function table's
+/// counters and the run's counts (CUs, types, functions, bytes).
+pub fn figures(summary: &Summary, design: &str) -> Vec<(String, Figure)> {
+    use Figure::{Count, Name, Real};
+    let mut out: Vec<(String, Figure)> = Vec::new();
+    let mut put = |key: String, value: Figure| out.push((key, value));
+    let last = summary.phases.last();
+    put("design".into(), Name(design.to_string()));
+    put("wall_s".into(), Real(last.map_or(0.0, |p| p.wall)));
+    put("cpu_s".into(), Real(last.map_or(0.0, |p| p.cpu)));
+    put("rss_mib".into(), Count(last.map_or(0, |p| p.rss_mib)));
+    put("peak_rss_mib".into(), Count(last.map_or(0, |p| p.peak_mib)));
+    let mut before = (0.0, 0.0);
+    for p in &summary.phases {
+        let key = |what: &str| format!("phase.{}.{what}", p.name);
+        put(key("wall_s"), Real(p.wall - before.0));
+        put(key("cpu_s"), Real(p.cpu - before.1));
+        put(key("rss_mib"), Count(p.rss_mib));
+        put(key("peak_mib"), Count(p.peak_mib));
+        put(key("alloc_mib"), Count(p.alloc_mib));
+        before = (p.wall, p.cpu);
+    }
+    let w = &summary.workers;
+    put("workers.decode_cpu_s".into(), Real(w.decode.as_secs_f64()));
+    put("workers.encode_cpu_s".into(), Real(w.encode.as_secs_f64()));
+    put("workers.save_cpu_s".into(), Real(w.save.as_secs_f64()));
+    for (name, secs) in &summary.dedup_phases {
+        put(format!("dedup.{}.wall_s", slug(name)), Real(*secs));
+    }
+    for h in &summary.held {
+        let name = slug(h.what.split(':').next().unwrap_or(&h.what));
+        put(format!("held.{name}.bytes"), Count(h.bytes as u64));
+    }
+    let t = &summary.table;
+    put("table.saves".into(), Count(t.saves));
+    put(
+        "table.per_owner_folds".into(),
+        Count(t.nodes_per_owner.iter().sum()),
+    );
+    put(
+        "table.cas_failures".into(),
+        Count(t.contention.cas_failures),
+    );
+    put("table.lock_waits".into(), Count(t.contention.lock_waits));
+    put("table.held_instances".into(), Count(t.held));
+    put("table.held_bytes".into(), Count(t.held_bytes));
+    put("table.finish_s".into(), Real(t.finish));
+    put("table.memory_bytes".into(), Count(t.memory.total()));
+    put("cus".into(), Count(summary.cus as u64));
+    put("cus_skipped".into(), Count(summary.cus_skipped as u64));
+    put(
+        "types_before_dedup".into(),
+        Count(summary.types_before_dedup.into()),
+    );
+    put("types".into(), Count(summary.types.into()));
+    put("funcs".into(), Count(summary.funcs as u64));
+    put("funcs_skipped".into(), Count(summary.funcs_skipped as u64));
+    put("bytes".into(), Count(summary.bytes as u64));
+    // Keys are unique: a name met again (the struct phase's several "resident" lines) is
+    // numbered from its second appearance.
+    let mut seen = std::collections::HashMap::new();
+    for (key, _) in &mut out {
+        let n: &mut u32 = seen.entry(key.clone()).or_default();
+        *n += 1;
+        if *n > 1 {
+            let (name, unit) = key.rsplit_once('.').unwrap_or((key.as_str(), ""));
+            *key = format!("{name}_{n}.{unit}");
         }
     }
-
-    /// Seconds since the start.
-    pub fn elapsed(&self) -> f64 {
-        self.start.elapsed().as_secs_f64()
-    }
-
-    /// Phase `name` ends now.
-    pub fn end(&self, name: &'static str) -> PhaseEnd {
-        PhaseEnd {
-            name,
-            wall: self.elapsed(),
-            cpu: (process_cpu().saturating_sub(self.start_cpu)).as_secs_f64(),
-            rss_mib: status_mib("VmRSS:"),
-            peak_mib: status_mib("VmHWM:"),
-            alloc_mib: allocated_mib(),
-        }
-    }
-}
-
-/// CPU time the workers spent per activity, summed over workers.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct WorkerTimes {
-    /// Reading DWARF: types, functions, variables.
-    pub decode: Duration,
-    /// Writing BTF records: types and variables.
-    pub encode: Duration,
-    /// Building function instances and saving them into the function table.
-    pub save: Duration,
-}
-
-impl AddAssign for WorkerTimes {
-    fn add_assign(&mut self, other: WorkerTimes) {
-        self.decode += other.decode;
-        self.encode += other.encode;
-        self.save += other.save;
-    }
-}
-
-/// Adds the calling thread's CPU time spent in `f` to `*into`.
-pub fn timed<T>(into: &mut Duration, f: impl FnOnce() -> T) -> T {
-    let start = thread_cpu();
-    let out = f();
-    *into += thread_cpu().saturating_sub(start);
     out
 }
 
-/// The function table's counters after a run, for researchers comparing the designs.
-#[derive(Clone, Debug, Default)]
-pub struct TableStats {
-    /// Instances saved by the workers.
-    pub saves: u64,
-    /// Per-owner folds (nodes of the shared table's lists), per owner.
-    pub nodes_per_owner: Vec<u64>,
-    /// Failed compare-and-swaps while pushing a node (shared) and saves that found their
-    /// shard locked (dashmap), apart; none where nothing is shared while encoding.
-    pub contention: Contended,
-    /// `lengths[n]`: how many ELF functions have folds from `n` owners (list length).
-    pub lengths: Vec<u64>,
-    /// `instances[n]`: how many ELF functions have `n` DWARF instances saved.
-    pub instances: Vec<u64>,
-    /// Instances still held after folding, going into the final pass.
-    pub held: u64,
-    /// The bytes of the per-owner folds going into the final pass: the summaries, their
-    /// instances and what those point to (without the allocator's per-allocation overhead).
-    pub held_bytes: u64,
-    /// Seconds in `finish` (save-merge groups and folds there).
-    pub finish: f64,
-    /// What the table held before `finish`, counted by the table.
-    pub memory: TableMemory,
+/// A name as a key: lower case letters, digits and `_`, words joined by one `_`.
+fn slug(name: &str) -> String {
+    let words: Vec<String> = name
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    words.join("_")
 }
 
-/// The `--stats` report: per-phase wall and CPU time with memory, the workers' CPU split, the
+/// The text report: per-phase wall and CPU time with memory, the workers' CPU split, the
 /// dedup phases, and the function table's counters.
-pub fn report(
-    phases: &[PhaseEnd],
-    workers: &WorkerTimes,
-    dedup: &[(&'static str, f64)],
-    held: &[Held],
-    table: &TableStats,
-    design: &str,
-) -> String {
+fn text(summary: &Summary, design: &str) -> String {
+    let (phases, workers, dedup, held, table) = (
+        &summary.phases,
+        &summary.workers,
+        &summary.dedup_phases,
+        &summary.held,
+        &summary.table,
+    );
     let mut out = String::from("phase          wall s    cpu s  rss MiB  peak MiB alloc MiB\n");
     let mut before = (0.0, 0.0);
     for p in phases {
@@ -330,33 +284,4 @@ fn histogram(counts: &[u64]) -> String {
         .map(|(len, n)| format!("{len}: {n}"))
         .collect();
     parts.join(", ")
-}
-
-/// Adds one to `counts[at]`, growing it as needed.
-pub fn bump(counts: &mut Vec<u64>, at: usize) {
-    if counts.len() <= at {
-        counts.resize(at + 1, 0);
-    }
-    counts[at] += 1;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A zeroed array is resident only where written: the count follows the pages touched.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn resident_bytes_counts_touched_pages() {
-        let mut big = vec![0u64; 8 << 20]; // 64 MiB, mapped on its own, untouched
-        assert!(resident_bytes(&big) < 1 << 20, "{}", resident_bytes(&big));
-        big[..1 << 20].iter_mut().for_each(|w| *w = 1); // the first 8 MiB
-        let resident = resident_bytes(&big);
-        // Up to two more MiB where transparent huge pages round the written range up.
-        assert!(
-            (8 << 20..=10 << 20).contains(&resident),
-            "{resident} bytes resident after writing 8 MiB"
-        );
-        assert_eq!(resident_bytes::<u64>(&[]), 0);
-    }
 }

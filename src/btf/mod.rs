@@ -8,6 +8,7 @@
 pub mod canon;
 pub mod distill;
 pub mod dump;
+pub mod error;
 pub mod kernel;
 pub mod kinds;
 pub mod read;

@@ -24,7 +24,7 @@ pub(crate) fn version() -> ExitCode {
 /// `completions SHELL`: the shell's completion script.
 pub(crate) fn completions(shell: clap_complete::Shell) -> Result<ExitCode> {
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut crate::command(), "dwarf2btf", &mut script);
+    clap_complete::generate(shell, &mut crate::args::command(), "dwarf2btf", &mut script);
     print_stdout(&String::from_utf8_lossy(&script))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -32,7 +32,7 @@ pub(crate) fn completions(shell: clap_complete::Shell) -> Result<ExitCode> {
 /// `man`: the man page, in roff.
 pub(crate) fn man() -> Result<ExitCode> {
     let mut page = Vec::new();
-    clap_mangen::Man::new(crate::command())
+    clap_mangen::Man::new(crate::args::command())
         .render(&mut page)
         .map_err(|e| Error::io("<stdout>", e))?;
     print_stdout(&String::from_utf8_lossy(&page))?;

@@ -9,7 +9,7 @@ use dwarf2btf::config::{parse_langs, Config, FeatureArg, Features, Output};
 use dwarf2btf::{pipeline, Error, Result};
 
 use super::looks_split;
-use crate::{EncodeArgs, RunArgs};
+use crate::args::{EncodeArgs, RunArgs};
 
 /// Encodes FILE as the flags say.
 pub(crate) fn run(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<ExitCode> {
@@ -33,7 +33,7 @@ pub(crate) fn run(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<E
     }
     let config = Config {
         no_dedup: args.no_dedup,
-        stats: args.stats,
+        stats: args.stats.is_some(),
         trace_saves: args.trace_saves.is_some(),
         quiet: args.quiet,
         ..config(input, output, args.run, feature_args, args.verbose)?
@@ -85,18 +85,9 @@ pub(crate) fn run(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<E
             eprintln!("dwarf2btf: dedup phases: {}", phases.join(", "));
         }
     }
-    if args.stats && summary.nothing_written.is_none() {
-        eprint!(
-            "{}",
-            dwarf2btf::stats::report(
-                &summary.phases,
-                &summary.workers,
-                &summary.dedup_phases,
-                &summary.held,
-                &summary.table,
-                config.func_table.name(),
-            )
-        );
+    if let Some(format) = args.stats.filter(|_| summary.nothing_written.is_none()) {
+        let design = config.func_table.name();
+        eprint!("{}", dwarf2btf::stats::report(format, &summary, design));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -8,7 +8,7 @@ use dwarf2btf::btf::{kernel, read, verify};
 use dwarf2btf::Result;
 
 use super::{load_base, looks_split, print_stdout, refuse_split};
-use crate::EXIT_TROUBLE;
+use crate::args::EXIT_TROUBLE;
 
 /// `verify FILE`: the verdict by the rules of the file's header or of a kernel release.
 pub(crate) fn run(

@@ -9,7 +9,7 @@ use dwarf2btf::Result;
 
 use super::encode::config;
 use super::print_stdout;
-use crate::RunArgs;
+use crate::args::RunArgs;
 
 /// The reports on `names`; exit 1 when a name is unknown.
 pub(crate) fn run(

@@ -82,6 +82,7 @@
 
 mod ahead;
 mod compact;
+pub mod error;
 mod fwd;
 pub mod handover;
 mod hash;
@@ -103,7 +104,7 @@ use crate::btf::kinds::{kind, MAX_NR_TYPES};
 use crate::btf::store::{Rec, Store, View};
 use crate::btf::Btf;
 use crate::error::{DedupError, Result};
-use crate::stats::Held;
+use crate::measure::Held;
 use hash::kind_of;
 use hypot::HypotMap;
 use records::check_own;
@@ -512,7 +513,7 @@ impl Dedup {
     /// Notes what the per-id state and the tables hold resident now, at the end of the struct
     /// phase: the dedup's peak, before the reference phase frees the hypothetical map.
     fn note_resident(&mut self) {
-        use crate::stats::resident_bytes;
+        use crate::measure::resident_bytes;
         let (table, entries) = self.table.resident();
         let recs = &self.types.recs;
         self.resident = vec![
@@ -536,7 +537,7 @@ impl Dedup {
             },
             Held {
                 what: "  at the struct phase's end, the process's resident set".into(),
-                bytes: (crate::stats::status_mib("VmRSS:") << 20) as usize,
+                bytes: (crate::measure::status_mib("VmRSS:") << 20) as usize,
             },
         ];
     }

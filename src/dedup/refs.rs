@@ -275,12 +275,12 @@ pub(crate) fn classify_early(
 
 impl EarlyClasses {
     /// What it holds, as `--stats` lines: its classes and the types it deferred.
-    pub(crate) fn held(&self) -> crate::stats::Held {
+    pub(crate) fn held(&self) -> crate::measure::Held {
         let bytes = self.classes.table.allocation_size()
             + std::mem::size_of_val(&self.classes.words[..])
             + std::mem::size_of_val(&self.first[..])
             + std::mem::size_of_val(&self.deferred[..]);
-        crate::stats::Held {
+        crate::measure::Held {
             what: format!(
                 "  reference classes found during the struct phase: {} classes, {} types deferred",
                 self.first.len(),

@@ -63,7 +63,7 @@ impl CandTable {
 
     /// Bytes of the table resident now, and how many entries it has.
     pub(crate) fn resident(&self) -> (usize, usize) {
-        use crate::stats::resident_bytes;
+        use crate::measure::resident_bytes;
         (
             resident_bytes(&self.buckets) + resident_bytes(&self.entries),
             self.entries.len(),

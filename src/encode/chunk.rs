@@ -26,7 +26,7 @@ use crate::dwarf::variables::decode_cu_variables;
 use crate::error::{Error, Result};
 use crate::input::arch::Arch;
 use crate::input::symbols::{ElfFunction, ElfFunctions};
-use crate::stats::{timed, WorkerTimes};
+use crate::measure::{timed, WorkerTimes};
 use parking_lot::Mutex;
 
 /// Everything the workers share, read-only.

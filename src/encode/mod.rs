@@ -4,5 +4,6 @@
 
 pub mod chunk;
 pub mod concat;
+pub mod error;
 pub mod types;
 pub mod variables;

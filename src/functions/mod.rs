@@ -10,6 +10,7 @@
 //! [`watch`] sees chosen functions go through all of it (`dwarf2btf why`); a [`trace`] records
 //! every save of a run (`--trace-saves`) for replaying it against each table design.
 
+pub mod decision;
 pub mod final_pass;
 pub mod fold;
 pub mod instance;

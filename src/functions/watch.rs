@@ -5,7 +5,7 @@
 //! what a watcher reports is what the run did.
 
 use crate::encode::chunk::EncodeWatch;
-use crate::functions::final_pass::Decision;
+use crate::functions::decision::Decision;
 use crate::functions::instance::FuncInstance;
 
 /// A watcher of the functions of some names, from the DWARF subprograms the encode stage meets

@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::btf::store::Store;
 use crate::btf::Btf;
+use crate::functions::table::TableStats;
 use crate::input::elf::Mapped;
 use crate::input::symbols::ElfFunctions;
-use crate::stats::{self, Held, TableStats};
+use crate::measure::{self, Held};
 
 /// Batches merged between two drops of every resident DWARF page: the pages that CUs in
 /// flight still need come back as minor faults from the page cache, a few milliseconds a
@@ -49,7 +50,7 @@ impl<'m> DwarfPages<'m> {
 
     fn release_all(&self) {
         if self.stats {
-            let resident = stats::file_resident_mib(self.path);
+            let resident = measure::file_resident_mib(self.path);
             self.peak_mib.fetch_max(resident, Ordering::Relaxed);
         }
         self.mapped.release(0..self.mapped.bytes().len());

@@ -42,15 +42,16 @@ use crate::encode::variables::VarEncoder;
 use crate::error::{Error, Result};
 use crate::functions::final_pass::{FinalPass, FuncStats};
 use crate::functions::table::with_design;
+use crate::functions::table::TableStats;
 use crate::functions::trace::SaveTrace;
 use crate::functions::watch::FuncWatch;
 use crate::input::arch::Arch;
 use crate::input::elf::{Elf, Mapped};
 use crate::input::kfuncs::collect_kfuncs;
 use crate::input::symbols::ElfFunctions;
+use crate::measure::{Held, PhaseEnd, RunClock, WorkerTimes};
 use crate::output::{elf::write_sections, write_atomic};
 use crate::progress::Progress;
-use crate::stats::{Held, PhaseEnd, RunClock, TableStats, WorkerTimes};
 
 /// What a run did, for the closing line, `--stats` and tests.
 #[derive(Clone, Debug, Default)]

@@ -22,11 +22,12 @@ use crate::encode::variables::PendingSecinfo;
 use crate::error::{Error, Result};
 use crate::functions::fold::FuncSummary;
 use crate::functions::instance::{save_instance, FuncInstance};
+use crate::functions::table::TableStats;
 use crate::functions::table::{self, FuncSaver, FuncTable, Owner, TableMemory, WithTable};
 use crate::functions::trace::{Recorder, SaveTrace};
 use crate::functions::watch::FuncWatch;
+use crate::measure::{bump, WorkerTimes};
 use crate::progress::Progress;
-use crate::stats::{bump, TableStats, WorkerTimes};
 
 /// CUs per batch: small enough to balance 2–64 workers over the kernel's ~2,200 CUs, large
 /// enough that the per-chunk overhead stays negligible.

@@ -21,13 +21,14 @@ use crate::functions::instance::{dwarf_flags, FuncInstance};
 use crate::functions::watch::FuncWatch;
 use crate::input::elf::STT_FUNC;
 use crate::input::symbols::{base_name, has_non_fn_suffix};
+use crate::measure::RunClock;
 use crate::pipeline::{self, Input, RunContext, Summary};
 use crate::progress::Progress;
-use crate::stats::RunClock;
 
 mod report;
 
-pub use report::INSTANCES_SHOWN;
+/// How many DWARF definitions a report lists without `--all`.
+pub const INSTANCES_SHOWN: usize = 8;
 
 /// A DWARF instance's position: (CU index, DIE unit offset), DWARF order.
 type Order = (u32, u32);

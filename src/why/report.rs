@@ -4,7 +4,7 @@
 
 use std::fmt::{self, Write as _};
 
-use super::{Report, Verdict};
+use super::{Report, Verdict, INSTANCES_SHOWN};
 use crate::dwarf::functions::ParamLoc;
 use crate::encode::chunk::NotSaved;
 use crate::functions::final_pass::SkipReason;
@@ -279,9 +279,6 @@ impl Report {
         }
     }
 }
-
-/// How many DWARF definitions a report lists without `--all`.
-pub const INSTANCES_SHOWN: usize = 8;
 
 /// A report: the headline, the ELF symbols, the DWARF definitions (the first
 /// [`INSTANCES_SHOWN`], every one with `{:#}`), the decision, and the headline again.

@@ -373,3 +373,86 @@ fn trace_saves_records_every_save_and_changes_nothing() {
         trace.records.iter().map(|r| (r.entry, r.worker)).collect();
     assert_eq!(pairs.len() as u64, counters.folds);
 }
+
+/// `--stats=json` and `--stats=csv` give the text report's figures for scripts: one JSON
+/// object and a CSV header and row with the same keys and values, whose phase times add up to
+/// at most the wall time, whose peak RSS is the process's (as /proc reports it, between 1 MiB
+/// and what a small input can take), and whose table counters are the text form's.
+#[test]
+fn stats_json_and_csv_carry_the_text_reports_figures() {
+    let dir = scratch("stats_forms");
+    let run = |form: &str| {
+        let o = encode(
+            funcs_so(),
+            &dir.join("out.btf"),
+            &[KERNEL_FEATURES, "-j2", form],
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        o
+    };
+    let counters = TableCounters::parse(&run("--stats"));
+    let json_out = run("--stats=json");
+    let json: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&json_out.stderr)
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&json_out)));
+    let csv_out = String::from_utf8(run("--stats=csv").stderr).unwrap();
+    let lines: Vec<&str> = csv_out.lines().collect();
+    assert_eq!(lines.len(), 2, "{csv_out}");
+    let (keys, values): (Vec<&str>, Vec<&str>) =
+        (lines[0].split(',').collect(), lines[1].split(',').collect());
+    assert_eq!(keys.len(), values.len(), "{csv_out}");
+    let mut sorted = keys.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), keys.len(), "keys repeat: {keys:?}");
+    let json_keys: Vec<&str> = json.keys().map(String::as_str).collect();
+    assert_eq!(sorted, json_keys, "CSV and JSON keys");
+    let num = |key: &str| {
+        json[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key}: {json:?}"))
+    };
+
+    let wall = num("wall_s");
+    let phases: Vec<&str> = keys
+        .iter()
+        .copied()
+        .filter(|k| k.starts_with("phase.") && k.ends_with(".wall_s"))
+        .collect();
+    assert!(phases.len() >= 3, "{keys:?}");
+    let phase_sum: f64 = phases.iter().map(|k| num(k)).sum();
+    assert!(
+        phase_sum <= wall + 1e-3,
+        "phases {phase_sum} s > wall {wall} s"
+    );
+    for k in &phases {
+        assert!((0.0..=wall + 1e-6).contains(&num(k)), "{k}");
+    }
+    assert!(num("cpu_s") > 0.0);
+    let peak = num("peak_rss_mib");
+    assert!((1.0..=1024.0).contains(&peak), "peak RSS {peak} MiB");
+    assert!(num("rss_mib") <= peak, "{json:?}");
+
+    assert_eq!(num("table.saves") as u64, counters.saved);
+    assert_eq!(num("table.per_owner_folds") as u64, counters.folds);
+    assert_eq!(num("table.held_instances") as u64, counters.held);
+    assert_eq!(json["design"], "shared");
+    // The CSV row carries the same counts as the JSON object.
+    for (k, v) in keys.iter().zip(&values) {
+        if let Some(n) = json[*k].as_u64() {
+            assert_eq!(v.parse::<u64>().ok(), Some(n), "{k}");
+        }
+    }
+    // A format that does not exist is refused by name.
+    let o = run_fails(&dir, "--stats=yaml");
+    assert!(
+        text(&o).contains("'yaml' is not a --stats format"),
+        "{}",
+        text(&o)
+    );
+}
+
+fn run_fails(dir: &std::path::Path, flag: &str) -> std::process::Output {
+    let o = encode(funcs_so(), &dir.join("bad.btf"), &[flag]);
+    assert!(!o.status.success(), "{}", text(&o));
+    o
+}

@@ -454,7 +454,7 @@ impl Store {
 
     /// Of [`Self::bytes`] (the template index aside), those resident now.
     pub fn resident(&self) -> usize {
-        use crate::stats::resident_bytes;
+        use crate::measure::resident_bytes;
         resident_bytes(&self.base)
             + resident_bytes(&self.base_offs)
             + resident_bytes(&self.tpls)

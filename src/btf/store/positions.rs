@@ -81,7 +81,7 @@ impl Positions {
 
     /// Of [`Self::bytes`], those resident now.
     pub(super) fn resident(&self) -> usize {
-        use crate::stats::resident_bytes;
+        use crate::measure::resident_bytes;
         resident_bytes(&self.blocks) + resident_bytes(&self.within) + resident_bytes(&self.far)
     }
 

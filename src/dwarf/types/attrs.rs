@@ -3,9 +3,9 @@
 
 use gimli::{AttributeValue, UnitOffset};
 
-use super::resolve::RawRef;
-use super::walk::Walker;
-use super::DecodeError;
+use super::model::DecodeError;
+use super::walker::RawRef;
+use super::walker::Walker;
 use crate::dwarf::dies::{AbbrevPlans, DieCursor, Plan};
 use crate::dwarf::name_too_long;
 use crate::dwarf::units::R;

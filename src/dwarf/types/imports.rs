@@ -8,8 +8,8 @@ use gimli::{AttributeValue, UnitOffset};
 use rustc_hash::FxHashMap;
 
 use super::attrs::is_read;
-use super::walk::Walker;
-use super::{CuTypes, DecodeError};
+use super::model::{CuTypes, DecodeError};
+use super::walker::Walker;
 use crate::dwarf::die_starts::BadRef;
 use crate::dwarf::dies::{AbbrevPlans, DieCursor};
 use crate::dwarf::foreign::{

@@ -3,31 +3,10 @@
 //! id, names taken from specifications, enum signedness from the underlying type, and member
 //! bit offsets computed as pahole does.
 
-use super::walk::Walker;
-use super::{DecodeError, Entry, Member};
+use super::model::{DecodeError, Entry, Member};
+use super::walker::{RawMember, RawRef, Walker, RESOLVED, VOID};
 use crate::btf::Kind;
 use crate::dwarf::foreign::IMPORTED;
-
-/// A reference not yet resolved: a unit offset, `VOID`, or a small id with `RESOLVED` set.
-pub(super) type RawRef = u32;
-/// A reference to no type.
-pub(super) const VOID: RawRef = u32::MAX;
-/// Set on a raw reference that is already a small id.
-pub(super) const RESOLVED: RawRef = 1 << 31;
-
-/// A member as read, before its bit offset can be computed.
-pub(super) struct RawMember<'a> {
-    pub(super) name: &'a [u8],
-    pub(super) ty: RawRef,
-    pub(super) byte_offset: u64,
-    pub(super) data_bit_offset: Option<u64>,
-    pub(super) dw_bit_offset: u64,
-    pub(super) bit_size: u64,
-    pub(super) byte_size: u64,
-    pub(super) is_static: bool,
-    /// The member's DIE, for messages.
-    pub(super) die: u32,
-}
 
 impl<'a> Walker<'a, '_> {
     /// The small id a raw reference stands for (0, void, when it leads to a DIE that is no

@@ -152,6 +152,31 @@ pub struct TableMemory {
     pub heap: u64,
 }
 
+/// The function table's counters after a run, for researchers comparing the designs.
+#[derive(Clone, Debug, Default)]
+pub struct TableStats {
+    /// Instances saved by the workers.
+    pub saves: u64,
+    /// Per-owner folds (nodes of the shared table's lists), per owner.
+    pub nodes_per_owner: Vec<u64>,
+    /// Failed compare-and-swaps while pushing a node (shared) and saves that found their
+    /// shard locked (dashmap), apart; none where nothing is shared while encoding.
+    pub contention: Contended,
+    /// `lengths[n]`: how many ELF functions have folds from `n` owners (list length).
+    pub lengths: Vec<u64>,
+    /// `instances[n]`: how many ELF functions have `n` DWARF instances saved.
+    pub instances: Vec<u64>,
+    /// Instances still held after folding, going into the final pass.
+    pub held: u64,
+    /// The bytes of the per-owner folds going into the final pass: the summaries, their
+    /// instances and what those point to (without the allocator's per-allocation overhead).
+    pub held_bytes: u64,
+    /// Seconds in `finish` (save-merge groups and folds there).
+    pub finish: f64,
+    /// What the table held before `finish`, counted by the table.
+    pub memory: TableMemory,
+}
+
 impl std::ops::AddAssign for TableMemory {
     fn add_assign(&mut self, other: TableMemory) {
         self.shared_index += other.shared_index;
