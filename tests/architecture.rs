@@ -68,13 +68,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
         "src/dedup/mod.rs",
         "src/dedup/refs.rs",
     ],
-    &[
-        "src/functions/table/dashmap.rs",
-        "src/functions/table/mod.rs",
-        "src/functions/table/private.rs",
-        "src/functions/table/save_merge.rs",
-        "src/functions/table/shared.rs",
-    ],
 ];
 
 /// One source file: its module path and where its text is.

@@ -13,9 +13,8 @@ use std::time::Instant;
 use dwarf2btf::config::Design;
 use dwarf2btf::functions::fold::FuncSummary;
 use dwarf2btf::functions::instance::{FuncInstance, InstanceHead};
-use dwarf2btf::functions::table::{
-    with_design, Contended, Fold, FuncSaver, FuncTable, TableMemory, WithTable,
-};
+use dwarf2btf::functions::table::dispatch::{with_design, WithTable};
+use dwarf2btf::functions::table::{Contended, Fold, FuncSaver, FuncTable, TableMemory};
 use dwarf2btf::functions::trace::{SaveRecord, SaveTrace};
 use hdrhistogram::Histogram;
 

@@ -41,7 +41,7 @@ use crate::encode::chunk::{EncodeContext, EncodeWatch};
 use crate::encode::variables::VarEncoder;
 use crate::error::{Error, Result};
 use crate::functions::final_pass::{FinalPass, FuncStats};
-use crate::functions::table::with_design;
+use crate::functions::table::dispatch::with_design;
 use crate::functions::table::TableStats;
 use crate::functions::trace::SaveTrace;
 use crate::functions::watch::FuncWatch;

@@ -20,13 +20,12 @@
 //! (`OwnerClaims`), the entry range check, and the contract tests every design runs.
 
 pub mod dashmap;
+pub mod dispatch;
 pub mod private;
 pub mod save_merge;
 pub mod shared;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
-use crate::config::Design;
 
 /// Index of a worker (encoder) — the owner of the states it saves.
 pub type Owner = u32;
@@ -97,26 +96,6 @@ pub trait FuncTable<S: Fold>: Sync + Sized {
     /// After every worker has joined: for each entry (index = entry), one fold per owner that
     /// saved into it, owners ascending, each folding that owner's instances in save order.
     fn finish(self) -> Vec<Vec<S>>;
-}
-
-/// Code that runs with whichever table design a run chose: [`with_design`] calls
-/// [`WithTable::run`] with that design's table type. The designs stay in the released binary
-/// (researchers compare them with it) behind this one dispatch.
-pub trait WithTable<S: Fold> {
-    /// What the code returns.
-    type Output;
-    /// Runs with table type `T`.
-    fn run<T: FuncTable<S>>(self) -> Self::Output;
-}
-
-/// Runs `code` with the table type of `design`.
-pub fn with_design<S: Fold, W: WithTable<S>>(design: Design, code: W) -> W::Output {
-    match design {
-        Design::Shared => code.run::<shared::SharedTable<S>>(),
-        Design::Dashmap => code.run::<dashmap::DashmapTable<S>>(),
-        Design::SaveMerge => code.run::<save_merge::SaveMergeTable<S>>(),
-        Design::Private => code.run::<private::PrivateTable<S>>(),
-    }
 }
 
 /// Contention events of a table, by kind.
@@ -365,10 +344,6 @@ use contract_tests;
 mod contract {
     use std::sync::Arc;
 
-    use super::dashmap::DashmapTable;
-    use super::private::PrivateTable;
-    use super::save_merge::SaveMergeTable;
-    use super::shared::SharedTable;
     use super::*;
     use crate::rng::Rng;
 
@@ -526,25 +501,4 @@ mod contract {
 
     /// The folds' heap bytes of [`memory_plan`].
     pub(super) const PLAN_FOLD_HEAP: u64 = (4 + 1 + 1) * 8;
-
-    #[test]
-    fn designs_agree_under_threads() {
-        let (seeds, saves) = if cfg!(miri) {
-            (100..103, 30)
-        } else {
-            (100..120, 3000)
-        };
-        for seed in seeds {
-            let (owners, entries) = (2 + seed as usize % 4, [2, 17, 1000][seed as usize % 3]);
-            let plan = random_plan(seed, owners, saves, entries);
-            let shared = run::<SharedTable<Vec<Inst>>>(entries as usize, &plan);
-            let dashmap = run::<DashmapTable<Vec<Inst>>>(entries as usize, &plan);
-            let save_merge = run::<SaveMergeTable<Vec<Inst>>>(entries as usize, &plan);
-            let private = run::<PrivateTable<Vec<Inst>>>(entries as usize, &plan);
-            assert_eq!(shared, dashmap, "seed {seed}");
-            assert_eq!(shared, save_merge, "seed {seed}");
-            assert_eq!(shared, private, "seed {seed}");
-            assert_eq!(shared, expected(entries as usize, &plan), "seed {seed}");
-        }
-    }
 }
