@@ -147,6 +147,10 @@ pub(crate) enum Command {
             value_name = "MAJOR.MINOR"
         )]
         kernel_version: Option<KernelVersion>,
+        /// Print one JSON document instead of the text (for scripts; the exit status is the
+        /// same).
+        #[arg(long, conflicts_with = "kernel")]
+        json: bool,
     },
     /// Compare two BTFs independently of type ids; exit 1 when they differ.
     Diff {
@@ -170,6 +174,10 @@ pub(crate) enum Command {
         /// List every differing item (without it, the first 20).
         #[arg(long)]
         all: bool,
+        /// Print one JSON document instead of the text (for scripts; the exit status is the
+        /// same).
+        #[arg(long)]
+        json: bool,
     },
     /// Print per-kind counts and a readable listing.
     Dump {
@@ -178,6 +186,10 @@ pub(crate) enum Command {
         /// Base BTF, when FILE is split BTF.
         #[arg(long = "btf_base", visible_alias = "base", value_name = "PATH")]
         base: Option<PathBuf>,
+        /// Print one JSON document instead of the text (for scripts; the exit status is the
+        /// same).
+        #[arg(long)]
+        json: bool,
     },
     /// Explain why functions are or are not in the BTF.
     ///
@@ -193,6 +205,10 @@ pub(crate) enum Command {
         /// List every DWARF definition (without it, the first 8).
         #[arg(long)]
         all: bool,
+        /// Print one JSON document instead of the text (for scripts; the exit status is the
+        /// same).
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         run: RunArgs,
     },

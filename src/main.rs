@@ -76,7 +76,8 @@ fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
             base,
             kernel: false,
             kernel_version,
-        }) => verify::run(&file, base, kernel_version),
+            json,
+        }) => verify::run(&file, base, kernel_version, json),
         Some(Command::Verify {
             file,
             base,
@@ -91,22 +92,29 @@ fn run(cli: Cli, matches: &ArgMatches) -> Result<ExitCode> {
             only,
             fold_fwd,
             all,
+            json,
         }) => diff::run(
             &a,
             &b,
             base,
-            diff::Flags { set, fold_fwd, all },
+            diff::Flags {
+                set,
+                fold_fwd,
+                all,
+                json,
+            },
             only.as_deref(),
         ),
-        Some(Command::Dump { file, base }) => dump::run(&file, base),
+        Some(Command::Dump { file, base, json }) => dump::run(&file, base, json),
         Some(Command::Why {
             names,
             file,
             all,
+            json,
             run,
         }) => {
             let sub = matches.subcommand_matches("why").unwrap_or(matches);
-            why::run(&names, file, all, run, &feature_args(sub))
+            why::run(&names, file, all, json, run, &feature_args(sub))
         }
         None => encode::run(cli.encode, &feature_args(matches)),
     }

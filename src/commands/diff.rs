@@ -13,6 +13,7 @@ pub(crate) struct Flags {
     pub(crate) set: bool,
     pub(crate) fold_fwd: bool,
     pub(crate) all: bool,
+    pub(crate) json: bool,
 }
 
 /// How many differing items `diff` lists without `--all`.
@@ -50,12 +51,16 @@ pub(crate) fn run(
             fold_fwd: flags.fold_fwd,
         },
     );
-    let legend = format!(
-        "A: {}\nB: {}\n(- an item only in A, + only in B)\n\n",
-        a.display(),
-        b.display()
-    );
-    print_stdout(&(legend + &report.to_string()))?;
+    if flags.json {
+        print_stdout(&super::json::diff(a, b, &report))?;
+    } else {
+        let legend = format!(
+            "A: {}\nB: {}\n(- an item only in A, + only in B)\n\n",
+            a.display(),
+            b.display()
+        );
+        print_stdout(&(legend + &report.to_string()))?;
+    }
     Ok(if report.equal {
         ExitCode::SUCCESS
     } else {

@@ -12,6 +12,7 @@ pub(crate) mod about;
 pub(crate) mod diff;
 pub(crate) mod dump;
 pub(crate) mod encode;
+pub(crate) mod json;
 pub(crate) mod verify;
 pub(crate) mod why;
 

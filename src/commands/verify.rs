@@ -15,6 +15,7 @@ pub(crate) fn run(
     file: &Path,
     base: Option<PathBuf>,
     version: Option<verify::KernelVersion>,
+    json: bool,
 ) -> Result<ExitCode> {
     let data = read::file_btf_bytes(file)?;
     let base = load_base(base)?;
@@ -23,7 +24,11 @@ pub(crate) fn run(
     }
     let target = version.map_or(verify::Target::OwnHeader, verify::Target::Kernel);
     let verdict = verify::judge(&data, base.as_ref(), target);
-    print_stdout(&verdict.report(&file.display().to_string()))?;
+    let name = file.display().to_string();
+    print_stdout(&match json {
+        true => super::json::verdict(&name, &verdict),
+        false => verdict.report(&name),
+    })?;
     Ok(if verdict.valid() {
         ExitCode::SUCCESS
     } else if verdict.undecided {

@@ -16,6 +16,7 @@ pub(crate) fn run(
     names: &[String],
     input: PathBuf,
     all: bool,
+    json: bool,
     args: RunArgs,
     feature_args: &[FeatureArg<'_>],
 ) -> Result<ExitCode> {
@@ -32,12 +33,19 @@ pub(crate) fn run(
     if let Some(why) = &answer.nothing_encoded {
         eprintln!("dwarf2btf: {}: {why}", config.input.display());
     }
-    let text: Vec<String> = answer
-        .reports
-        .iter()
-        .map(|r| if all { format!("{r:#}") } else { r.to_string() })
-        .collect();
-    print_stdout(&text.join("\n"))?;
+    if json {
+        print_stdout(&super::json::why(
+            &config.input.display().to_string(),
+            &answer.reports,
+        ))?;
+    } else {
+        let text: Vec<String> = answer
+            .reports
+            .iter()
+            .map(|r| if all { format!("{r:#}") } else { r.to_string() })
+            .collect();
+        print_stdout(&text.join("\n"))?;
+    }
     Ok(if answer.reports.iter().any(|r| r.unknown()) {
         ExitCode::FAILURE
     } else {

@@ -9,6 +9,7 @@ mod common;
 
 mod bad_input;
 mod cli;
+mod cli_json;
 mod cli_messages;
 mod in_place;
 mod rss_bound;
