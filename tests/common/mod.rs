@@ -582,7 +582,7 @@ impl TableCounters {
     }
 
     /// Workers (table owners) a run with `jobs` has: one per batch of 16 CUs at most
-    /// (src/pipeline.rs's BATCH_CUS), given the CU count of a `-V` run.
+    /// (src/pipeline/workers.rs's BATCH_CUS), given the CU count of a `-V` run.
     pub(crate) fn owners(jobs: u64, cus: u64) -> usize {
         jobs.min(cus.div_ceil(16)).max(1) as usize
     }

@@ -202,7 +202,7 @@ fn verbose_run_reports_the_dedup_phases() {
     }
 }
 
-/// CUs in [`many_cus`]: 16 batches of 16 (src/pipeline.rs's BATCH_CUS), so that up to 16
+/// CUs in [`many_cus`]: 16 batches of 16 (src/pipeline/workers.rs's BATCH_CUS), so that up to 16
 /// workers each get several batches (more workers than batches are not started: -j64 runs 16).
 const MANY_CUS: usize = 256;
 
