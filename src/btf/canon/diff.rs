@@ -5,8 +5,10 @@ use std::fmt;
 
 use rustc_hash::FxHashMap;
 
+use super::category::Category;
+use super::items::item_counts;
+use super::render::Canon;
 use super::sink::floor_char_boundary;
-use super::{item_counts, Canon, Category};
 use crate::btf::kinds::Kind;
 use crate::btf::Btf;
 

@@ -73,123 +73,17 @@
 //!
 //! # Files
 //!
-//! `render.rs` is the renderer ([`Canon`]), over `sink.rs`, the bounded string builder;
-//! `diff.rs` compares two BTFs' items and prints the report.
+//! `category.rs` names what an item is; `render.rs` is the renderer ([`Canon`]), over `sink.rs`,
+//! the bounded string builder; `items.rs` lists and counts a BTF's items; `diff.rs` compares
+//! two BTFs' items and prints the report.
 
-use std::fmt;
-
-use super::kinds::Kind;
-use super::Btf;
-
+mod category;
 mod diff;
+mod items;
 mod render;
 mod sink;
 
+pub use category::Category;
 pub use diff::{diff, DiffOptions, DiffReport, Difference};
+pub use items::{canonical_items, canonical_items_of, item_counts};
 pub use render::Canon;
-
-/// What a top-level item is, so callers can pick which ones to compare.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Category {
-    /// Named INT, FLOAT, STRUCT, UNION, ENUM, ENUM64, FWD, TYPEDEF, and anonymous enums.
-    Type,
-    /// FUNC.
-    Func,
-    /// VAR.
-    Var,
-    /// DATASEC.
-    Datasec,
-}
-
-impl Category {
-    /// Every category, in display order.
-    pub const ALL: [Category; 4] = [
-        Category::Type,
-        Category::Func,
-        Category::Var,
-        Category::Datasec,
-    ];
-
-    /// The category of a top-level item of kind `kind`.
-    pub fn of_kind(kind: Kind) -> Category {
-        match kind {
-            Kind::Func => Category::Func,
-            Kind::Var => Category::Var,
-            Kind::Datasec => Category::Datasec,
-            _ => Category::Type,
-        }
-    }
-
-    /// The plural name used in reports: `types`, `funcs`, `vars`, `datasecs`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Category::Type => "types",
-            Category::Func => "funcs",
-            Category::Var => "vars",
-            Category::Datasec => "datasecs",
-        }
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
-impl fmt::Display for Category {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Category {
-    type Err = String;
-
-    /// Accepts singular or plural names: `type`, `funcs`, ...
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let norm = s.trim().to_ascii_lowercase().replace('-', "_");
-        let norm = norm.strip_suffix('s').unwrap_or(&norm);
-        match norm {
-            "type" => Ok(Category::Type),
-            "func" => Ok(Category::Func),
-            "var" => Ok(Category::Var),
-            "datasec" => Ok(Category::Datasec),
-            _ => Err(format!(
-                "unknown category '{s}' (expected types, funcs, vars or datasecs)"
-            )),
-        }
-    }
-}
-
-/// The canonical items of `btf`'s own types, in id order (see the module documentation).
-pub fn canonical_items(btf: &Btf) -> Vec<(Category, String)> {
-    canonical_items_of(btf, &Category::ALL)
-}
-
-/// The canonical items of `btf`'s own types whose category is in `categories`, in id order.
-pub fn canonical_items_of(btf: &Btf, categories: &[Category]) -> Vec<(Category, String)> {
-    Canon::new(btf).into_items(categories)
-}
-
-/// Number of top-level items per category (indexed by `Category as usize`), without rendering.
-pub fn item_counts(btf: &Btf) -> [usize; Category::ALL.len()] {
-    let canon = Canon::new(btf);
-    let mut counts = [0; Category::ALL.len()];
-    for t in btf.own_types() {
-        if let Some(c) = canon.top_level(&t) {
-            counts[c.index()] += 1;
-        }
-    }
-    counts
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn category_parses() {
-        assert_eq!("funcs".parse::<Category>().unwrap(), Category::Func);
-        assert_eq!("Types".parse::<Category>().unwrap(), Category::Type);
-        assert!("struct".parse::<Category>().is_err());
-    }
-}

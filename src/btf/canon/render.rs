@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 use std::rc::Rc;
 
+use super::category::Category;
 use super::sink::{Sink, KEPT_PREFIX};
-use super::Category;
 use crate::btf::kinds::{self, Kind};
 use crate::btf::{Btf, Type};
 
@@ -531,7 +531,6 @@ impl<'a> Canon<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::canonical_items;
     use super::*;
 
     fn small() -> Btf {
@@ -549,7 +548,7 @@ mod tests {
     #[test]
     fn renders_struct_with_bitfield_and_self_pointer() {
         let b = small();
-        let items = canonical_items(&b);
+        let items = Canon::new(&b).into_items(&Category::ALL);
         assert_eq!(
             items,
             vec![
@@ -574,7 +573,7 @@ mod tests {
         b.add_ref(Kind::Ptr, None, 1).unwrap();
         b.add_ref(Kind::Typedef, Some(b"t"), 1).unwrap();
         b.add_ref(Kind::Typedef, Some(b"bad"), 999).unwrap();
-        let items = canonical_items(&b);
+        let items = Canon::new(&b).into_items(&Category::ALL);
         assert_eq!(items[0].1, "typedef t = ptr(ptr(<cycle>))");
         assert_eq!(items[1].1, "typedef bad = <bad id 999>");
         let mut c = Canon::new(&b);
@@ -591,7 +590,7 @@ mod tests {
             id = b.add_ref(Kind::Const, None, id).unwrap();
         }
         b.add_ref(Kind::Typedef, Some(b"deep"), id).unwrap();
-        let items = canonical_items(&b);
+        let items = Canon::new(&b).into_items(&Category::ALL);
         let t = &items[1].1;
         assert!(t.starts_with("typedef deep = const(const("), "{t}");
         assert!(t.contains("fnv1a64"), "over-long text is hashed");

@@ -3,8 +3,8 @@
 //! `H8`), as the kernels of a [`HeaderRules`] apply them, and the split of the type section
 //! into records that the meta checks then look at one by one.
 
+use super::problem::Sink;
 use super::target::{HeaderRules, CLASSIC_HDR_LEN, LAYOUT_HDR_LEN, LAYOUT_KERNEL};
-use super::Sink;
 use crate::btf::kinds::{self, Kind};
 use crate::btf::read;
 use crate::btf::Endian;

@@ -3,8 +3,7 @@
 //! resolved — does the member, bitfield or not, fit its kind and lie within the struct.
 
 use super::record::{roundup_bytes, Member, T};
-use super::resolve::Fail;
-use super::Verifier;
+use super::verifier::{Fail, Verifier};
 use crate::btf::kinds::Kind;
 
 impl<'a> Verifier<'a> {

@@ -1,14 +1,15 @@
 //! The meta phase: `btf_check_meta` and every kind's `check_meta` callback (one function per
-//! kind, below the dispatching [`Verifier::check_meta`]), the identifier rule
-//! `__btf_name_valid`, and `btf_check_type_tags` (rules `M1`..`M17`).
+//! kind, below the dispatching [`Verifier::check_meta`]), and `btf_check_type_tags` (rules `M1`..`M17`).
 //!
 //! A meta check looks at one record alone: its own fields, its names, and that the ids it holds
 //! are in range — never at the types they refer to (that is the resolve pass). The first rule a
 //! record breaks is its problem; a record that fails here is left out of the later checks.
 
+use super::problem::Sink;
 use super::record::{roundup_bytes, T};
-use super::{Sink, Verifier, TAG_KFLAG_KERNEL};
-use crate::btf::kinds::{self, Kind, KSYM_NAME_LEN};
+use super::target::TAG_KFLAG_KERNEL;
+use super::verifier::Verifier;
+use crate::btf::kinds::{self, Kind};
 
 /// `BTF_INT_MASK`: bits of the INT data word that may be set.
 const INT_MASK: u32 = 0x0fff_ffff;
@@ -17,52 +18,6 @@ const INT_MASK: u32 = 0x0fff_ffff;
 type Bad = (&'static str, String);
 /// A meta check's verdict.
 type Meta = Result<(), Bad>;
-
-/// The classes of lib/ctype.c's `_ctype` table that `__btf_name_char_ok` asks about.
-const UPPER: u8 = 0x01;
-const LOWER: u8 = 0x02;
-const DIGIT: u8 = 0x04;
-
-/// `_ctype[c] & (_U|_L|_D)` for every byte, transcribed from lib/ctype.c (Linux 6.1, unchanged
-/// since): ASCII as usual, 0x80..=0xBF none of these (control, space or punctuation), and
-/// Latin-1 letters 0xC0..=0xFF, except 0xD7 (×) and 0xF7 (÷), which are punctuation.
-/// `isalpha` is `& (_U|_L)`, `isalnum` is `& (_U|_L|_D)`; the kernel's `char` goes through
-/// `(unsigned char)` in `__ismask`, so a byte's class does not depend on its signedness.
-const fn ctype(c: u8) -> u8 {
-    match c {
-        b'A'..=b'Z' | 0xC0..=0xD6 | 0xD8..=0xDE => UPPER,
-        b'a'..=b'z' | 0xDF..=0xF6 | 0xF8..=0xFF => LOWER,
-        b'0'..=b'9' => DIGIT,
-        _ => 0,
-    }
-}
-
-/// The kernel's `isalpha` (lib/ctype.c classes, Latin-1 letters included).
-fn k_isalpha(c: u8) -> bool {
-    ctype(c) & (UPPER | LOWER) != 0
-}
-
-/// The kernel's `isalnum` (lib/ctype.c classes, Latin-1 letters included).
-fn k_isalnum(c: u8) -> bool {
-    ctype(c) & (UPPER | LOWER | DIGIT) != 0
-}
-
-/// `__btf_name_valid` of Linux 6.1: `__btf_name_char_ok` on every byte (first: `isalpha`,
-/// then `isalnum`, or `_` or `.`) and at most `KSYM_NAME_LEN` bytes. `.` is allowed in every
-/// identifier, first byte included, since "bpf: Accept function names that contain dots"
-/// (6.5, backported to 6.1.y; Debian's 6.1 source has it). The classes are the kernel's, not
-/// Rust's ASCII ones: a Latin-1 letter byte 0xC0..=0xFF (bar 0xD7, 0xF7) is a letter.
-pub(super) fn name_valid(s: &[u8]) -> bool {
-    let ok = |c: u8, first: bool| {
-        (if first { k_isalpha(c) } else { k_isalnum(c) }) || c == b'_' || c == b'.'
-    };
-    match s.split_first() {
-        Some((&c, rest)) => {
-            s.len() <= KSYM_NAME_LEN && ok(c, true) && rest.iter().all(|&c| ok(c, false))
-        }
-        None => false,
-    }
-}
 
 /// A type id a record may hold (`BTF_TYPE_ID_VALID`); whether it exists is checked later.
 fn id_ok(id: u32) -> bool {
@@ -630,68 +585,5 @@ impl Verifier<'_> {
             }
             state[i] = if good { 1 } else { 2 };
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn identifiers() {
-        for ok in [&b"a"[..], b"_", b"task_struct", b"_9", b"Z_z0"] {
-            assert!(name_valid(ok), "{}", String::from_utf8_lossy(ok));
-            assert!(name_valid(ok));
-        }
-        for bad in [
-            &b""[..],
-            b"9a",
-            b"a-b",
-            b"a b",
-            b"a$",
-            b"\x80",
-            b"a\xa0",
-            b"a\xbf",
-            b"\xd7",
-            b"a\xf7",
-        ] {
-            assert!(!name_valid(bad), "{}", String::from_utf8_lossy(bad));
-        }
-    }
-
-    /// lib/ctype.c: 0xC0..=0xFF are Latin-1 letters (bar 0xD7 and 0xF7), 0x80..=0xBF are not.
-    #[test]
-    fn latin1_letters_are_letters_as_in_the_kernel() {
-        for c in 0x80..=0xffu8 {
-            let letter = c >= 0xc0 && c != 0xd7 && c != 0xf7;
-            assert_eq!(name_valid(&[c]), letter, "{c:#x} first");
-            assert_eq!(name_valid(&[b'a', c]), letter, "{c:#x} later");
-        }
-        assert!(!name_valid(b"\xc3\xa9"), "0xA9 is punctuation");
-        assert!(name_valid(b"caf\xe9"));
-        assert!(name_valid(b"\xdf9"));
-        for c in 0..0x80u8 {
-            let letter = c.is_ascii_alphabetic();
-            assert_eq!(name_valid(&[c]), letter || c == b'_' || c == b'.', "{c:#x}");
-        }
-    }
-
-    #[test]
-    fn dots_anywhere_in_identifiers() {
-        assert!(name_valid(b"a.b"));
-        assert!(name_valid(b"f.cold"));
-        assert!(name_valid(b".data"));
-        assert!(name_valid(b".data..percpu"));
-        assert!(name_valid(b"x.y"));
-        assert!(!name_valid(b".data-x"));
-        assert!(!name_valid(b""));
-    }
-
-    #[test]
-    fn identifier_length_limit_is_ksym_name_len() {
-        let max = vec![b'a'; KSYM_NAME_LEN];
-        assert!(name_valid(&max));
-        let long = vec![b'a'; KSYM_NAME_LEN + 1];
-        assert!(!name_valid(&long));
     }
 }

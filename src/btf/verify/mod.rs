@@ -77,8 +77,10 @@
 //! the kernel's, so a deep type graph cannot overflow the native stack.
 //!
 //! Files, one per rule family, in the order the checks run:
-//! - `mod.rs` (this file): the public API, [`Problem`], the sink that collects problems, and the
-//!   driver (`check_types`) with the lookups and type descriptions every family uses;
+//! - `mod.rs` (this file): the public API;
+//! - `problem.rs`: [`Problem`] and the sink that collects problems;
+//! - `verifier.rs`: the state of one verification, the lookups and type descriptions every
+//!   family uses, and the driver (`check_types`);
 //! - `target.rs`: kernel releases, how far verify can judge each, and the header rules each
 //!   applies;
 //! - `releases.rs`: the table of which release brought each kind and flag, and the check of a
@@ -88,7 +90,8 @@
 //!   section (`H*`), and the splitting of the type section into records;
 //! - `record.rs`: `T`, a type record with bounds-checked field access, and what the kernel
 //!   derives from one record alone (`btf_type_is_modifier`, `btf_type_nosize`, ...);
-//! - `meta.rs`: every kind's `check_meta`, identifier rules and type-tag chains (`M*`);
+//! - `meta.rs`: every kind's `check_meta` and type-tag chains (`M*`), over `names.rs`, the
+//!   identifier rule;
 //! - `resolve.rs`: the resolve pass, its explicit stack, every kind's `resolve` callback and
 //!   `btf_func_proto_check` (`R*`);
 //! - `member.rs`: the kinds' `check_member` callbacks for STRUCT and UNION members (`R5`).
@@ -96,55 +99,30 @@
 mod header;
 mod member;
 mod meta;
+mod names;
+mod problem;
 mod record;
 mod releases;
 mod resolve;
 mod resolve_kinds;
 mod target;
 mod verdict;
+mod verifier;
 
-use std::fmt;
 use std::sync::Arc;
 
-use super::kinds::{self, Kind};
 use super::strings::StringTable;
 use super::Btf;
 use header::{check_header, check_strings, scan_records, section};
-use meta::name_valid;
-use record::{Member, T};
+use problem::Sink;
+pub use problem::{Problem, MAX_PROBLEMS, RULE_LIMIT};
 pub use releases::{introduced, Feature, Introduced, INTRODUCED};
-use resolve::{Fail, Mode, Vertex, Visit, MAX_RESOLVE_DEPTH};
 pub use target::{
     HeaderRules, Judgement, KernelVersion, TypeRules, BTF_KERNEL, FULL_RULES_SINCE, LAYOUT_KERNEL,
     TAG_KFLAG_KERNEL,
 };
 pub use verdict::{Target, Verdict};
-
-/// At most this many problems are reported; one more entry (rule [`RULE_LIMIT`]) says so.
-pub const MAX_PROBLEMS: usize = 100;
-/// Rule name of the final entry added when more than [`MAX_PROBLEMS`] problems were found.
-pub const RULE_LIMIT: &str = "LIMIT";
-
-/// One reason the kernel would reject the BTF.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Problem {
-    /// The type concerned; `None` for header and string-section problems.
-    pub type_id: Option<u32>,
-    /// Stable rule identifier, e.g. `"H1-magic"`, `"M10-member-offset"`, `"R3-loop"`.
-    pub rule: &'static str,
-    /// What is wrong, for a human.
-    pub message: String,
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.type_id {
-            _ if self.rule == RULE_LIMIT => write!(f, "... {}", self.message),
-            Some(id) => write!(f, "[{id}] {}: {}", self.rule, self.message),
-            None => write!(f, "header {}: {}", self.rule, self.message),
-        }
-    }
-}
+use verifier::check_types;
 
 /// Reads a base BTF (`--btf_base`, `--base`) and refuses it, with its first problem, unless
 /// it passes the checks any BTF gets here: string offsets within the strings, a terminated
@@ -287,247 +265,4 @@ pub fn verify(btf: &Btf) -> Vec<Problem> {
     }
     check_types(btf, &mut sink, false, TypeRules::NEWEST);
     sink.problems
-}
-
-/// Collects problems, stopping after [`MAX_PROBLEMS`], and the tags older kernels reject.
-#[derive(Default)]
-struct Sink {
-    problems: Vec<Problem>,
-    full: bool,
-    /// TYPE_TAGs and DECL_TAGs with kind_flag 1 that the rules took: the first one's id and
-    /// description, and how many there are.
-    attribute_tags: Option<(u32, u32, String)>,
-}
-
-impl Sink {
-    fn push(&mut self, type_id: Option<u32>, rule: &'static str, message: String) {
-        if self.full {
-            return;
-        }
-        if self.problems.len() == MAX_PROBLEMS {
-            self.full = true;
-            self.problems.push(Problem {
-                type_id: None,
-                rule: RULE_LIMIT,
-                message: format!("more problems not shown (stopped after {MAX_PROBLEMS})"),
-            });
-            return;
-        }
-        self.problems.push(Problem {
-            type_id,
-            rule,
-            message,
-        });
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The driver
-// ---------------------------------------------------------------------------------------------
-
-/// The state of one verification: lookups for every family, and the resolve pass's bookkeeping
-/// (per own type, by index `id - start_id`).
-struct Verifier<'a> {
-    btf: &'a Btf,
-    start_id: u32,
-    type_cnt: u32,
-    ptr_size: u32,
-    /// Own types that failed their meta check: never resolved, never looked into.
-    meta_bad: Vec<bool>,
-    visit: Vec<Visit>,
-    res_id: Vec<u32>,
-    res_size: Vec<u32>,
-    stack: Vec<Vertex>,
-    mode: Mode,
-    /// What the target kernels relaxed since 6.1.
-    types: TypeRules,
-}
-
-/// Meta checks, type-tag chains and (unless the type section is cut short) the resolve pass.
-fn check_types(btf: &Btf, sink: &mut Sink, truncated: bool, types: TypeRules) {
-    let n = btf.own_len();
-    let mut v = Verifier {
-        btf,
-        start_id: btf.start_id(),
-        type_cnt: btf.type_cnt(),
-        ptr_size: 8,
-        meta_bad: vec![false; n],
-        visit: vec![Visit::NotVisited; n],
-        res_id: vec![0; n],
-        res_size: vec![0; n],
-        stack: Vec::with_capacity(MAX_RESOLVE_DEPTH),
-        mode: Mode::Tbd,
-        types,
-    };
-    if v.type_cnt > kinds::MAX_TYPE_ID {
-        sink.push(
-            Some(kinds::MAX_TYPE_ID),
-            "M2-too-many-types",
-            format!(
-                "exceeded the maximum number of types (ids must stay below {:#x})",
-                kinds::MAX_TYPE_ID
-            ),
-        );
-    }
-    if let Some(version) = types.features_only {
-        v.check_features(sink, version);
-        return;
-    }
-    v.ptr_size = v.guess_ptr_size();
-    for i in 0..n {
-        if sink.full {
-            return;
-        }
-        let id = v.start_id + i as u32;
-        let Some(t) = v.ty(id) else { continue };
-        if let Some((rule, msg)) = v.check_meta(t) {
-            v.meta_bad[i] = true;
-            v.visit[i] = Visit::Failed;
-            sink.push(Some(id), rule, msg);
-        } else if t.is_attribute_tag() {
-            match &mut sink.attribute_tags {
-                Some((_, count, _)) => *count += 1,
-                None => sink.attribute_tags = Some((id, 1, v.desc(t))),
-            }
-        }
-    }
-    if truncated {
-        return;
-    }
-    v.check_type_tags(sink);
-    v.check_all_types(sink);
-}
-
-impl<'a> Verifier<'a> {
-    /// For a release before 6.1: the first use of each kind and flag `version` lacks.
-    fn check_features(&self, sink: &mut Sink, version: KernelVersion) {
-        let mut missing = releases::Missing::default();
-        for id in self.start_id..self.type_cnt {
-            let Some(t) = self.ty(id) else { continue };
-            for feature in releases::features_of(t).into_iter().flatten() {
-                if releases::introduced(feature).since > version {
-                    missing.note(feature, id, || self.desc(t));
-                }
-            }
-        }
-        for p in missing.problems(version) {
-            sink.push(p.type_id, p.rule, p.message);
-        }
-    }
-
-    fn ty(&self, id: u32) -> Option<T<'a>> {
-        if id == 0 {
-            return Some(T { id: 0, w: &[] });
-        }
-        self.btf.type_by_id(id).map(|t| T { id, w: t.words })
-    }
-
-    fn own_idx(&self, id: u32) -> Option<usize> {
-        (id >= self.start_id && id < self.type_cnt).then(|| (id - self.start_id) as usize)
-    }
-
-    /// The type, or `Silent` when it is an own type that already failed its meta check.
-    fn get(&self, id: u32) -> Result<Option<T<'a>>, Fail> {
-        match self.own_idx(id) {
-            Some(i) if self.meta_bad[i] => Err(Fail::Silent),
-            _ => Ok(self.ty(id)),
-        }
-    }
-
-    fn name_bytes(&self, off: u32) -> Option<&'a [u8]> {
-        if off > kinds::MAX_NAME_OFFSET {
-            return None;
-        }
-        self.btf.str_at(off)
-    }
-
-    fn off_ok(&self, off: u32) -> bool {
-        self.name_bytes(off).is_some()
-    }
-
-    fn ident_ok(&self, off: u32) -> bool {
-        self.name_bytes(off).is_some_and(name_valid)
-    }
-
-    fn quoted(&self, off: u32) -> String {
-        match self.name_bytes(off) {
-            None => format!("<bad name offset {off:#x}>"),
-            Some([]) => "(anon)".into(),
-            Some(s) => {
-                let s = &s[..s.len().min(80)];
-                format!("'{}'", String::from_utf8_lossy(s))
-            }
-        }
-    }
-
-    /// "STRUCT 'foo'", "PTR", "void": a type for messages.
-    fn desc(&self, t: T<'_>) -> String {
-        if t.is_void() {
-            return "void".into();
-        }
-        let kind = match t.kind() {
-            Some(k) => k.name().to_string(),
-            None => format!("kind {}", kinds::info_kind(t.info())),
-        };
-        if t.name_off() == 0 {
-            kind
-        } else {
-            format!("{kind} {}", self.quoted(t.name_off()))
-        }
-    }
-
-    fn desc_id(&self, id: u32) -> String {
-        match self.ty(id) {
-            Some(t) => format!("[{id}] {}", self.desc(t)),
-            None => format!("[{id}] <nonexistent>"),
-        }
-    }
-
-    fn member_desc(&self, m: Member, i: u32) -> String {
-        format!("member #{i} {}", self.quoted(m.name_off))
-    }
-
-    /// libbpf's `determine_ptr_size`: the size of `long`, else 8.
-    fn guess_ptr_size(&self) -> u32 {
-        const LONGS: [&[u8]; 5] = [
-            b"long int",
-            b"long unsigned int",
-            b"long",
-            b"unsigned long",
-            b"unsigned long int",
-        ];
-        for id in 1..self.type_cnt {
-            let Some(t) = self.ty(id) else { break };
-            if t.is(Kind::Int)
-                && matches!(t.st(), 4 | 8)
-                && self
-                    .name_bytes(t.name_off())
-                    .is_some_and(|n| LONGS.contains(&n))
-            {
-                return t.st();
-            }
-        }
-        8
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn problem_display() {
-        let p = Problem {
-            type_id: Some(7),
-            rule: "R3-loop",
-            message: "x".into(),
-        };
-        assert_eq!(p.to_string(), "[7] R3-loop: x");
-        let h = Problem {
-            type_id: None,
-            rule: "H1-magic",
-            message: "y".into(),
-        };
-        assert_eq!(h.to_string(), "header H1-magic: y");
-    }
 }

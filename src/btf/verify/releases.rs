@@ -9,9 +9,9 @@
 //! no verdict (`Judgement::FeaturesOnly` in `target.rs`): the other checks of those releases were not
 //! ported. Before 4.18 there is no BTF at all.
 
+use super::problem::Problem;
 use super::record::T;
 use super::target::{KernelVersion, BTF_KERNEL, LAYOUT_KERNEL, TAG_KFLAG_KERNEL};
-use super::Problem;
 use crate::btf::kinds::Kind;
 
 /// A kind, flag or header form that some releases do not know.

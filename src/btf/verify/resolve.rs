@@ -7,49 +7,10 @@
 //! that no cycle runs through anything but a PTR, that sizes fit. The members of a STRUCT or
 //! UNION are checked by the kinds' `check_member` callbacks in `member.rs`.
 
+use super::problem::Sink;
 use super::record::T;
-use super::{Sink, Verifier};
+use super::verifier::{Fail, Mode, Verifier, Vertex, Visit, MAX_RESOLVE_DEPTH};
 use crate::btf::kinds::Kind;
-
-/// `MAX_RESOLVE_DEPTH` of the kernel's resolver.
-pub(super) const MAX_RESOLVE_DEPTH: usize = 32;
-
-/// Why a resolve step failed.
-pub(super) enum Fail {
-    /// A problem to report, at the given type.
-    Report(u32, &'static str, String),
-    /// `-EEXIST`: the given id is already on the resolve stack.
-    Loop(u32),
-    /// `-E2BIG`: the stack is full.
-    Depth,
-    /// Depends on a type whose problem was already reported.
-    Silent,
-}
-
-/// Where an own type is in the resolve pass.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Visit {
-    NotVisited,
-    Visited,
-    Resolved,
-    Failed,
-}
-
-/// `resolve_mode`: which kinds end the walk down from the type that started it.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Mode {
-    Tbd,
-    Ptr,
-    StructOrArray,
-}
-
-/// An entry of the resolve stack (`struct resolve_vertex`).
-#[derive(Clone, Copy)]
-pub(super) struct Vertex {
-    pub(super) id: u32,
-    /// STRUCT and DATASEC: the member to go on from once the pushed type is resolved.
-    pub(super) next_member: u32,
-}
 
 impl<'a> Verifier<'a> {
     /// `btf_check_all_types`: resolves every own type that needs it, then checks every

@@ -2,9 +2,9 @@
 //! VAR ones, ARRAY, STRUCT and UNION, FUNC, DECL_TAG, DATASEC) and `btf_func_proto_check`:
 //! what each kind checks of the types it refers to once the walk in `resolve.rs` reaches it.
 
+use super::problem::Sink;
 use super::record::T;
-use super::resolve::{Fail, Mode, Vertex};
-use super::{Sink, Verifier};
+use super::verifier::{Fail, Mode, Verifier, Vertex};
 use crate::btf::kinds::Kind;
 
 /// The two types an ARRAY refers to.

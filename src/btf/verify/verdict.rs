@@ -1,8 +1,8 @@
 //! What a verification says and for which kernels: the [`Target`] asked about, the
 //! [`Verdict`], and its text for `dwarf2btf verify`.
 
+use super::problem::Problem;
 use super::target::{HeaderRules, KernelVersion, FULL_RULES_SINCE, TAG_KFLAG_KERNEL};
-use super::Problem;
 
 /// The kernels to judge for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
