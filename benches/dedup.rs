@@ -18,7 +18,7 @@
 #[path = "common/kernel_input.rs"]
 mod kernel_input;
 #[path = "../tests/common/libbpf_oracle.rs"]
-mod libbpf_oracle;
+pub mod libbpf_oracle;
 
 use std::time::{Duration, Instant};
 

@@ -10,7 +10,7 @@ use super::*;
 
 /// Runs the encoder on `input` three ways (detached, detached with the kernel's features, in
 /// place) and checks that each fails cleanly with `expect` in its one error line.
-pub(crate) fn assert_clean_failure(input: &Path, expect: &str) {
+pub fn assert_clean_failure(input: &Path, expect: &str) {
     let dir = input.parent().unwrap();
     let out_path = dir.join(format!(
         "{}.out.btf",
@@ -54,7 +54,7 @@ pub(crate) fn assert_clean_failure(input: &Path, expect: &str) {
 }
 
 /// Finds the file range of a section by name with readelf.
-pub(crate) fn section_range(path: &Path, name: &str) -> (usize, usize) {
+pub fn section_range(path: &Path, name: &str) -> (usize, usize) {
     let out = run_ok(Command::new(tool("readelf")).args(["-S", "-W"]).arg(path));
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text
@@ -69,7 +69,7 @@ pub(crate) fn section_range(path: &Path, name: &str) -> (usize, usize) {
 
 /// Compiles `source` (file name `name`) with `cc -c` and `flags` in a scratch directory of
 /// its own; returns the object.
-pub(crate) fn compile(name: &str, source: &str, cc: &str, flags: &[&str]) -> PathBuf {
+pub fn compile(name: &str, source: &str, cc: &str, flags: &[&str]) -> PathBuf {
     let dir = scratch(&format!("bad_{name}"));
     let src = dir.join(name);
     std::fs::write(&src, source).unwrap();
@@ -87,16 +87,18 @@ pub(crate) fn compile(name: &str, source: &str, cc: &str, flags: &[&str]) -> Pat
 
 /// A DIE as `readelf --debug-dump=info` shows it: offsets are `.debug_info` offsets.
 #[derive(Debug)]
-pub(crate) struct Die {
-    pub(crate) offset: usize,
-    pub(crate) tag: String,
+pub struct Die {
+    /// Where the DIE starts in `.debug_info`.
+    pub offset: usize,
+    /// Its tag, as readelf prints it (`DW_TAG_subprogram`).
+    pub tag: String,
     /// (offset of the attribute's value, name, value as readelf prints it).
-    pub(crate) attrs: Vec<(usize, String, String)>,
+    pub attrs: Vec<(usize, String, String)>,
 }
 
 impl Die {
     /// The value of attribute `name`, as readelf prints it.
-    pub(crate) fn attr(&self, name: &str) -> Option<&str> {
+    pub fn attr(&self, name: &str) -> Option<&str> {
         self.attrs
             .iter()
             .find(|(_, n, _)| n == name)
@@ -104,7 +106,7 @@ impl Die {
     }
 
     /// Where attribute `name`'s value lies in `.debug_info`.
-    pub(crate) fn attr_at(&self, name: &str) -> usize {
+    pub fn attr_at(&self, name: &str) -> usize {
         self.attrs
             .iter()
             .find(|(_, n, _)| n == name)
@@ -113,14 +115,14 @@ impl Die {
     }
 
     /// Whether its `DW_AT_name` is `name` (inline or indirect).
-    pub(crate) fn named(&self, name: &str) -> bool {
+    pub fn named(&self, name: &str) -> bool {
         self.attr("DW_AT_name")
             .is_some_and(|v| v == name || v.ends_with(&format!("): {name}")))
     }
 }
 
 /// Every DIE of `obj`, in order.
-pub(crate) fn read_dies(obj: &Path) -> Vec<Die> {
+pub fn read_dies(obj: &Path) -> Vec<Die> {
     let out = run_ok(
         Command::new(tool("readelf"))
             .arg("--debug-dump=info")
@@ -154,7 +156,7 @@ pub(crate) fn read_dies(obj: &Path) -> Vec<Die> {
 }
 
 /// The DIE of `tag` named `name`.
-pub(crate) fn die_named<'d>(dies: &'d [Die], tag: &str, name: &str) -> &'d Die {
+pub fn die_named<'d>(dies: &'d [Die], tag: &str, name: &str) -> &'d Die {
     dies.iter()
         .find(|d| d.tag == tag && d.named(name))
         .unwrap_or_else(|| panic!("no {tag} {name}"))
@@ -162,7 +164,7 @@ pub(crate) fn die_named<'d>(dies: &'d [Die], tag: &str, name: &str) -> &'d Die {
 
 /// A copy of `obj` named `name` with the 4-byte value at `.debug_info` offset `at` (a
 /// `DW_FORM_ref4` in a unit at offset 0, so a unit offset) set to `value`.
-pub(crate) fn with_ref4(obj: &Path, name: &str, at: usize, value: u32) -> PathBuf {
+pub fn with_ref4(obj: &Path, name: &str, at: usize, value: u32) -> PathBuf {
     let mut bytes = std::fs::read(obj).unwrap();
     let (off, size) = section_range(obj, ".debug_info");
     assert!(at + 4 <= size, "{at:#x} is past .debug_info");

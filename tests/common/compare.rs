@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use dwarf2btf::btf::read;
 
 /// Type and string sections of raw BTF (headers may differ in length: libbpf keeps the input's).
-pub(crate) fn btf_sections(data: &[u8]) -> (&[u8], &[u8]) {
+pub fn btf_sections(data: &[u8]) -> (&[u8], &[u8]) {
     let h = read::parse_header(data).expect("valid output header");
     let body = &data[h.hdr_len as usize..];
     (
@@ -21,7 +21,7 @@ pub(crate) fn btf_sections(data: &[u8]) -> (&[u8], &[u8]) {
 /// How dwarf2btf's dedup output differs from libbpf's, `None` when it does not: both failed,
 /// or both succeeded with the same type and string sections (and the same whole file when the
 /// headers have the same length).
-pub(crate) fn dedup_mismatch(
+pub fn dedup_mismatch(
     name: &str,
     lib: &Result<Vec<u8>, i32>,
     ours: &Result<Vec<u8>, String>,
@@ -66,7 +66,7 @@ pub(crate) fn dedup_mismatch(
 /// `plain`'s sections. Panics when `with_layout` is not laid out so. pahole 1.32 as Debian
 /// builds it (libbpf 1.7.0) has no `layout`; pahole HEAD's output with it is the reference
 /// for the header and layout section, pahole 1.32's for the types and strings.
-pub(crate) fn with_layout_of(with_layout: &[u8], plain: &[u8]) -> Vec<u8> {
+pub fn with_layout_of(with_layout: &[u8], plain: &[u8]) -> Vec<u8> {
     let word = |d: &[u8], i: usize| u32::from_le_bytes(d[4 * i..4 * i + 4].try_into().unwrap());
     let (hdr_len, type_off, type_len, str_off, _, layout_off, layout_len) = (
         word(with_layout, 1),
@@ -96,7 +96,7 @@ pub(crate) fn with_layout_of(with_layout: &[u8], plain: &[u8]) -> Vec<u8> {
 }
 
 /// Where two outputs that must be byte-identical differ: `None` when they are identical.
-pub(crate) fn first_difference(expected: &[u8], got: &[u8]) -> Option<String> {
+pub fn first_difference(expected: &[u8], got: &[u8]) -> Option<String> {
     if expected == got {
         return None;
     }
@@ -114,7 +114,7 @@ pub(crate) fn first_difference(expected: &[u8], got: &[u8]) -> Option<String> {
 
 /// How a `-V` function skip log differs from pahole HEAD's (`expected`), as multisets of
 /// lines: `None` when it does not.
-pub(crate) fn skip_log_mismatch(ours: &[String], expected: &[String]) -> Option<String> {
+pub fn skip_log_mismatch(ours: &[String], expected: &[String]) -> Option<String> {
     fn count(lines: &[String]) -> BTreeMap<&str, usize> {
         let mut m: BTreeMap<&str, usize> = BTreeMap::new();
         for l in lines {
@@ -143,10 +143,10 @@ pub(crate) fn skip_log_mismatch(ours: &[String], expected: &[String]) -> Option<
 }
 
 /// The separator of pahole's `-V` function skip lines.
-pub(crate) const SKIP_SEPARATOR: &str = " : skipping BTF encoding of function due to ";
+pub const SKIP_SEPARATOR: &str = " : skipping BTF encoding of function due to ";
 
 /// The final skip reasons (not funcs__match's detail lines such as "param count mismatch").
-pub(crate) const SKIP_REASONS: [&str; 6] = [
+pub const SKIP_REASONS: [&str; 6] = [
     "unexpected register usage for parameter",
     "inconsistet prototype",
     "uncertain parameter location",
@@ -156,7 +156,7 @@ pub(crate) const SKIP_REASONS: [&str; 6] = [
 ];
 
 /// Function name → final skip reason, from a `-V` skip log.
-pub(crate) fn skip_reasons(log: &str) -> BTreeMap<&str, &str> {
+pub fn skip_reasons(log: &str) -> BTreeMap<&str, &str> {
     log.lines()
         .filter_map(|l| l.split_once(SKIP_SEPARATOR))
         .filter(|(_, r)| SKIP_REASONS.contains(r))
@@ -167,7 +167,7 @@ pub(crate) fn skip_reasons(log: &str) -> BTreeMap<&str, &str> {
 /// "encoded") with pahole HEAD's (`expected`): the functions whose reason differs, and those
 /// pahole skipped that are not in `ours` at all. "Inconsistent prototype" needs BTF type
 /// comparison, which `ours` cannot have: there, no reason or a register reason is accepted.
-pub(crate) fn skip_reason_mismatches(
+pub fn skip_reason_mismatches(
     expected: &BTreeMap<&str, &str>,
     ours: &BTreeMap<&str, Option<&str>>,
 ) -> (Vec<String>, Vec<String>) {
@@ -197,7 +197,7 @@ pub(crate) fn skip_reason_mismatches(
 
 /// A mutation for the negative controls: raw BTF `data` with two different type records of
 /// the same length swapped (same size, same bytes, another order).
-pub(crate) fn swapped_records(data: &[u8]) -> Vec<u8> {
+pub fn swapped_records(data: &[u8]) -> Vec<u8> {
     let btf = read::parse(data, None).expect("valid BTF");
     let h = read::parse_header(data).expect("valid header");
     let mut at = (h.hdr_len + h.type_off) as usize;

@@ -9,7 +9,7 @@ use std::process::Command;
 
 /// What the CU holds, `n` times.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Shape {
+pub enum Shape {
     /// `DW_TAG_base_type` "int" of 4 bytes: seven bytes (abbrev code, `DW_FORM_strp` name,
     /// `DW_FORM_data1` size and encoding).
     BaseTypes,
@@ -22,7 +22,7 @@ pub(crate) enum Shape {
 /// zlib-compressed (`SHF_COMPRESSED`) and padded so that it expands exactly
 /// `DEFAULT_DECOMPRESS_RATIO` times (or less, when the zlib stream alone is larger). Returns
 /// the file and its debug sections' decompressed size.
-pub(crate) fn tiny_dies(dir: &Path, shape: Shape, n: usize, compress: bool) -> (PathBuf, u64) {
+pub fn tiny_dies(dir: &Path, shape: Shape, n: usize, compress: bool) -> (PathBuf, u64) {
     // Abbrevs: 1 compile unit (children, DW_AT_language data1); 2 base type (name strp,
     // byte_size data1, encoding data1); 3 structure type with children; 4 member, nothing.
     let abbrev = [
@@ -108,7 +108,7 @@ fn compressed(data: &[u8]) -> Vec<u8> {
 
 /// An x86-64 ET_REL of `sections` (name, type, flags, data), with `.shstrtab` last; a
 /// `.symtab` links to the section after it.
-pub(crate) fn elf(sections: &[(&str, u32, u64, Vec<u8>)]) -> Vec<u8> {
+pub fn elf(sections: &[(&str, u32, u64, Vec<u8>)]) -> Vec<u8> {
     let mut names = vec![0u8];
     let mut file = vec![0u8; 64];
     let mut headers = vec![0u8; 64]; // section 0

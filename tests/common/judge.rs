@@ -14,7 +14,7 @@ use super::{corrupt_member_type, rename_first_member, run_ok, tool};
 /// What to compare: the whole BTF (the default) or some categories, as multisets or sets,
 /// split BTF with its base.
 #[derive(Clone, Copy, Default)]
-pub(crate) struct Judge<'a> {
+pub struct Judge<'a> {
     /// The base of both (split) files.
     pub base: Option<&'a Path>,
     /// `btf-canon.py --only`: a comma-separated list of types, funcs, vars, datasecs.
@@ -25,12 +25,12 @@ pub(crate) struct Judge<'a> {
 
 impl<'a> Judge<'a> {
     /// Every type, as a multiset.
-    pub(crate) fn all() -> Self {
+    pub fn all() -> Self {
         Judge::default()
     }
 
     /// The items of `categories` only (see `btf-canon.py --only`).
-    pub(crate) fn only(categories: &'a str) -> Self {
+    pub fn only(categories: &'a str) -> Self {
         Judge {
             only: Some(categories),
             ..Judge::default()
@@ -38,12 +38,12 @@ impl<'a> Judge<'a> {
     }
 
     /// The same comparison, as sets.
-    pub(crate) fn as_sets(self) -> Self {
+    pub fn as_sets(self) -> Self {
         Judge { set: true, ..self }
     }
 
     /// The same comparison, of split BTF over `base`.
-    pub(crate) fn over(self, base: &'a Path) -> Self {
+    pub fn over(self, base: &'a Path) -> Self {
         Judge {
             base: Some(base),
             ..self
@@ -51,7 +51,7 @@ impl<'a> Judge<'a> {
     }
 
     /// The id-free rendering of `btf`: one line per type (or item), sorted.
-    pub(crate) fn canon(&self, btf: &Path) -> String {
+    pub fn canon(&self, btf: &Path) -> String {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/check/btf-canon.py");
         let mut cmd = Command::new(tool("python3"));
         cmd.arg(script);
@@ -69,7 +69,7 @@ impl<'a> Judge<'a> {
 
     /// The lines of `a` not in `b` and those of `b` not in `a`, as multisets (or sets): a
     /// line `n` times more often on one side is listed `n` times there.
-    pub(crate) fn only_in(&self, a: &Path, b: &Path) -> (Vec<String>, Vec<String>) {
+    pub fn only_in(&self, a: &Path, b: &Path) -> (Vec<String>, Vec<String>) {
         let (ca, cb) = (self.canon(a), self.canon(b));
         let mut count: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
         for l in ca.lines() {
@@ -88,7 +88,7 @@ impl<'a> Judge<'a> {
 
     /// `None` when `a` and `b` describe the same types; otherwise the lines only in each
     /// (the first 20 of each side).
-    pub(crate) fn difference(&self, a: &Path, b: &Path) -> Option<String> {
+    pub fn difference(&self, a: &Path, b: &Path) -> Option<String> {
         let (only_a, only_b) = self.only_in(a, b);
         if only_a.is_empty() && only_b.is_empty() {
             return None;
@@ -107,7 +107,7 @@ impl<'a> Judge<'a> {
     }
 
     /// Panics with the difference unless `a` and `b` describe the same types.
-    pub(crate) fn assert_same(&self, a: &Path, b: &Path) {
+    pub fn assert_same(&self, a: &Path, b: &Path) {
         if let Some(d) = self.difference(a, b) {
             panic!("{d}");
         }
@@ -117,7 +117,7 @@ impl<'a> Judge<'a> {
 /// Negative control of the judge: `btf` against itself passes; a copy with its first struct
 /// member renamed, and one with that member's type changed (to the first FUNC), each fail.
 /// The copies are written next to `scratch_file`.
-pub(crate) fn judge_detects_a_changed_member(judge: Judge, btf: &Path, scratch_file: &Path) {
+pub fn judge_detects_a_changed_member(judge: Judge, btf: &Path, scratch_file: &Path) {
     judge.assert_same(btf, btf);
     let bytes = std::fs::read(btf).unwrap();
     for (what, changed) in [

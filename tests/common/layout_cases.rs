@@ -7,8 +7,10 @@ use dwarf2btf::btf::write::{self, HeaderForm};
 use dwarf2btf::btf::{kinds, Btf, Kind};
 
 /// One variant and what each kind of kernel says of it (`None`: it accepts it).
-pub(crate) struct Case {
+pub struct Case {
+    /// What the variant changes, for messages.
     pub name: &'static str,
+    /// The BTF bytes.
     pub data: Vec<u8>,
     /// The rule Linux 7.1 and later break.
     pub layout_rule: Option<&'static str>,
@@ -36,7 +38,7 @@ fn set32(b: &mut [u8], pos: usize, v: usize) {
 
 /// A small valid BTF (an int, a struct using it, a pointer to the struct), in the host's byte
 /// order as the kernel wants it.
-pub(crate) fn small_btf() -> Btf {
+pub fn small_btf() -> Btf {
     let mut b = Btf::new();
     let int = b.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
     let s = b.add_composite(Kind::Struct, Some(b"s"), 8).unwrap();
@@ -51,7 +53,7 @@ pub(crate) fn small_btf() -> Btf {
 
 /// [`small_btf`] as pahole HEAD writes base BTF with `layout`: header | types | layout |
 /// strings.
-pub(crate) fn with_layout() -> Vec<u8> {
+pub fn with_layout() -> Vec<u8> {
     write::to_bytes_as(&small_btf(), HeaderForm::Extended { layout: true })
 }
 
@@ -123,7 +125,7 @@ fn longer_header(extra: u8, hdr_len: usize) -> Vec<u8> {
 
 /// The variants. Before 7.1 the header must be zero past byte 24, so a non-zero layout field
 /// is the first thing those kernels see.
-pub(crate) fn cases() -> Vec<Case> {
+pub fn cases() -> Vec<Case> {
     let (types, layout, strs) = parts();
     let t = types.len();
     let hdr_extra = Some("H2-hdr-extra");

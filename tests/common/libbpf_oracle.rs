@@ -3,7 +3,6 @@
 //! distilling split BTF as `dwarf2btf::btf::distill` does.
 //!
 //! All `unsafe` in the test suite lives here, around the FFI calls.
-#![allow(dead_code)]
 
 use std::ffi::CString;
 use std::ptr;
@@ -12,7 +11,7 @@ use dwarf2btf::btf::{Btf, Kind};
 use libbpf_sys as sys;
 
 /// An owned libbpf `struct btf`.
-pub(crate) struct LibBtf(*mut sys::btf);
+pub struct LibBtf(*mut sys::btf);
 
 impl Drop for LibBtf {
     fn drop(&mut self) {
@@ -32,7 +31,7 @@ fn check_ptr(p: *mut sys::btf) -> Result<LibBtf, i32> {
 
 impl LibBtf {
     /// `btf__new` / `btf__new_split` over a copy of `data`.
-    pub(crate) fn parse(data: &[u8], base: Option<&LibBtf>) -> Result<LibBtf, i32> {
+    pub fn parse(data: &[u8], base: Option<&LibBtf>) -> Result<LibBtf, i32> {
         // SAFETY: libbpf copies `data` (len bytes, valid for the call); `base` outlives the
         // returned split BTF in every caller (it is kept alongside it).
         let p = unsafe {
@@ -45,7 +44,7 @@ impl LibBtf {
     }
 
     /// `btf__new_empty` / `btf__new_empty_split`.
-    pub(crate) fn empty(base: Option<&LibBtf>) -> LibBtf {
+    pub fn empty(base: Option<&LibBtf>) -> LibBtf {
         // SAFETY: plain constructors; `base` outlives the result in every caller.
         let p = unsafe {
             match base {
@@ -57,7 +56,7 @@ impl LibBtf {
     }
 
     /// `btf__add_btf(self, src)`.
-    pub(crate) fn add_btf(&mut self, src: &LibBtf) -> Result<(), i32> {
+    pub fn add_btf(&mut self, src: &LibBtf) -> Result<(), i32> {
         // SAFETY: both pointers are live libbpf objects.
         let r = unsafe { sys::btf__add_btf(self.0, src.0) };
         if r < 0 {
@@ -68,7 +67,7 @@ impl LibBtf {
     }
 
     /// `btf__dedup(self, opts)`.
-    pub(crate) fn dedup(&mut self, force_collisions: bool) -> Result<(), i32> {
+    pub fn dedup(&mut self, force_collisions: bool) -> Result<(), i32> {
         let opts = sys::btf_dedup_opts {
             sz: std::mem::size_of::<sys::btf_dedup_opts>() as _,
             btf_ext: ptr::null_mut(),
@@ -85,7 +84,7 @@ impl LibBtf {
     }
 
     /// A copy of `btf__raw_data`.
-    pub(crate) fn raw(&self) -> Vec<u8> {
+    pub fn raw(&self) -> Vec<u8> {
         let mut sz = 0u32;
         // SAFETY: libbpf returns a buffer of `sz` bytes owned by the btf, copied right away.
         unsafe {
@@ -96,7 +95,7 @@ impl LibBtf {
     }
 
     /// Applies one builder operation through libbpf's `btf__add_*` API.
-    pub(crate) fn apply(&mut self, op: &Op) -> Result<(), i32> {
+    pub fn apply(&mut self, op: &Op) -> Result<(), i32> {
         let b = self.0;
         let c = |s: &str| CString::new(s).expect("no NUL in names");
         let opt = |s: Option<&str>| s.map(c);
@@ -163,42 +162,60 @@ impl LibBtf {
 
 /// One `btf__add_*` call, mirrored by dwarf2btf's builder in the tests.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Op {
+pub enum Op {
+    /// name, size, encoding
     Int(&'static str, u32, u32),
+    /// name, size
     Float(&'static str, u32),
+    /// pointee
     Ptr(u32),
+    /// type
     Const(u32),
+    /// type
     Volatile(u32),
+    /// type
     Restrict(u32),
+    /// name, type
     Typedef(&'static str, u32),
+    /// value, type
     TypeTag(&'static str, u32),
     /// name, is_union
     Fwd(&'static str, bool),
     /// index type, element type, nelems (libbpf's argument order)
     Array(u32, u32, u32),
+    /// name, size
     Struct(Option<&'static str>, u32),
+    /// name, size
     Union(Option<&'static str>, u32),
     /// name, type, bit offset, bitfield size
     Field(Option<&'static str>, u32, u32, u32),
     /// An ENUM; without values it is an enum forward declaration.
     Enum(Option<&'static str>, u32),
+    /// name, value (of the last ENUM)
     EnumVal(&'static str, i64),
+    /// name, size, signed
     Enum64(Option<&'static str>, u32, bool),
+    /// name, value (of the last ENUM64)
     Enum64Val(&'static str, u64),
+    /// return type
     FuncProto(u32),
+    /// name, type (of the last FUNC_PROTO)
     Param(Option<&'static str>, u32),
     /// name, linkage, proto
     Func(&'static str, u32, u32),
     /// name, linkage, type
     Var(&'static str, u32, u32),
+    /// name, size
     Datasec(&'static str, u32),
+    /// var, offset, size (of the last DATASEC)
     SecVar(u32, u32, u32),
+    /// value, target, component index
     DeclTag(&'static str, u32, i32),
 }
 
 impl Op {
     /// The same call through dwarf2btf's builder.
-    pub(crate) fn add_to(&self, btf: &mut Btf) -> dwarf2btf::Result<()> {
+    pub fn add_to(&self, btf: &mut Btf) -> dwarf2btf::Result<()> {
         let b = |s: &'static str| s.as_bytes();
         let o = |s: Option<&'static str>| s.map(str::as_bytes);
         match *self {
@@ -231,7 +248,7 @@ impl Op {
 }
 
 /// libbpf: parse `data` (split on `base` if given), dedup, raw bytes; `Err(errno)` on failure.
-pub(crate) fn dedup_bytes(data: &[u8], base: Option<&[u8]>, force: bool) -> Result<Vec<u8>, i32> {
+pub fn dedup_bytes(data: &[u8], base: Option<&[u8]>, force: bool) -> Result<Vec<u8>, i32> {
     let base = base.map(|b| LibBtf::parse(b, None)).transpose()?;
     let mut btf = LibBtf::parse(data, base.as_ref())?;
     btf.dedup(force)?;
@@ -241,7 +258,7 @@ pub(crate) fn dedup_bytes(data: &[u8], base: Option<&[u8]>, force: bool) -> Resu
 /// libbpf "built" mode: `btf__new_empty[_split]` + `btf__add_btf(parsed data)`, so the string
 /// section is deduplicated by construction and dedup skips its string phase. Returns the raw
 /// bytes before and after dedup.
-pub(crate) fn dedup_built(
+pub fn dedup_built(
     data: &[u8],
     base: Option<&[u8]>,
     force: bool,
@@ -257,11 +274,7 @@ pub(crate) fn dedup_built(
 
 /// libbpf: build with `ops` through the add API (split on `base` bytes if given), then return
 /// the raw bytes before and after dedup.
-pub(crate) fn dedup_ops(
-    ops: &[Op],
-    base: Option<&[u8]>,
-    force: bool,
-) -> Result<(Vec<u8>, Vec<u8>), i32> {
+pub fn dedup_ops(ops: &[Op], base: Option<&[u8]>, force: bool) -> Result<(Vec<u8>, Vec<u8>), i32> {
     let base = base.map(|b| LibBtf::parse(b, None)).transpose()?;
     let mut btf = LibBtf::empty(base.as_ref());
     for op in ops {
@@ -274,7 +287,7 @@ pub(crate) fn dedup_ops(
 
 /// libbpf `btf__distill_base` of `data`, parsed as split BTF on the chain `bases` (lowest
 /// first; none: `data` is base BTF): the raw distilled base and new split BTF, or the errno.
-pub(crate) fn distill_bytes(data: &[u8], bases: &[&[u8]]) -> Result<(Vec<u8>, Vec<u8>), i32> {
+pub fn distill_bytes(data: &[u8], bases: &[&[u8]]) -> Result<(Vec<u8>, Vec<u8>), i32> {
     let mut chain: Vec<LibBtf> = Vec::new();
     for b in bases {
         let btf = LibBtf::parse(b, chain.last())?;
@@ -295,11 +308,7 @@ pub(crate) fn distill_bytes(data: &[u8], bases: &[&[u8]]) -> Result<(Vec<u8>, Ve
 
 /// libbpf `btf__relocate`: `split`, parsed on the distilled base `dist_base`, moved onto the
 /// chain `bases` (lowest first); the raw relocated split BTF, or the errno.
-pub(crate) fn relocate_bytes(
-    dist_base: &[u8],
-    split: &[u8],
-    bases: &[&[u8]],
-) -> Result<Vec<u8>, i32> {
+pub fn relocate_bytes(dist_base: &[u8], split: &[u8], bases: &[&[u8]]) -> Result<Vec<u8>, i32> {
     let mut chain: Vec<LibBtf> = Vec::new();
     for b in bases {
         let btf = LibBtf::parse(b, chain.last())?;
@@ -321,7 +330,7 @@ pub(crate) fn relocate_bytes(
 /// BTF appended one after the other (libbpf `btf__add_btf` semantics: ids shifted, strings
 /// re-added), where in every copy after the first each 7th named struct/union is replaced by a
 /// FWD of the same name, so that dedup has forward declarations to resolve.
-pub(crate) fn concat_copies(src: &dwarf2btf::btf::Btf, copies: u32) -> dwarf2btf::btf::Btf {
+pub fn concat_copies(src: &dwarf2btf::btf::Btf, copies: u32) -> dwarf2btf::btf::Btf {
     use dwarf2btf::btf::{kinds, types};
     let mut dst = Btf::new();
     let n = src.type_cnt() - 1;

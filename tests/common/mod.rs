@@ -1,24 +1,23 @@
 //! Shared helpers for the integration tests: the binary under test, the oracle tools, the C
 //! fixtures compiled at test time, and the reference kernel.
-#![allow(dead_code)] // each test binary uses a different subset
 
-pub(crate) mod bad_dwarf;
-pub(crate) mod compare;
-pub(crate) mod hand_made;
-pub(crate) mod judge;
-pub(crate) mod layout_cases;
-pub(crate) mod libbpf_oracle;
-pub(crate) mod probes;
-pub(crate) mod random_btf;
-pub(crate) mod rss;
-pub(crate) mod verify_sample;
+pub mod bad_dwarf;
+pub mod compare;
+pub mod hand_made;
+pub mod judge;
+pub mod layout_cases;
+pub mod libbpf_oracle;
+pub mod probes;
+pub mod random_btf;
+pub mod rss;
+pub mod verify_sample;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 /// `path` memory-mapped, for the tests that drive the library's stages themselves.
-pub(crate) fn map(path: &Path) -> dwarf2btf::input::elf::Mapped {
+pub fn map(path: &Path) -> dwarf2btf::input::elf::Mapped {
     // SAFETY: the fixtures and the reference kernel are not modified while the tests run:
     // the fixtures are built once into their own directory before any test reads them, and
     // no test writes the kernel images.
@@ -26,12 +25,12 @@ pub(crate) fn map(path: &Path) -> dwarf2btf::input::elf::Mapped {
 }
 
 /// The `dwarf2btf` binary built for this test run.
-pub(crate) fn bin() -> PathBuf {
+pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_dwarf2btf"))
 }
 
 /// Path of an external tool; a missing oracle is a failure, never a skip.
-pub(crate) fn tool(name: &str) -> PathBuf {
+pub fn tool(name: &str) -> PathBuf {
     for dir in std::env::var("PATH").unwrap_or_default().split(':') {
         for cand in [Path::new(dir).join(name), Path::new("/usr/sbin").join(name)] {
             if cand.is_file() {
@@ -45,10 +44,10 @@ pub(crate) fn tool(name: &str) -> PathBuf {
 /// The pahole these tests use as an oracle: Debian bookworm's `dwarves`, whose behaviour the
 /// fixture tests' expectations (and the legacy-flag configurations) were checked against. Any
 /// other version is a failure that names it, not a silent change of oracle.
-pub(crate) const ORACLE_PAHOLE_VERSION: &str = "v1.24";
+pub const ORACLE_PAHOLE_VERSION: &str = "v1.24";
 
 /// Debian's pahole, after checking that it is [`ORACLE_PAHOLE_VERSION`].
-pub(crate) fn oracle_pahole() -> PathBuf {
+pub fn oracle_pahole() -> PathBuf {
     let pahole = tool("pahole");
     let out = run(Command::new(&pahole).arg("--version"));
     let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -62,7 +61,7 @@ pub(crate) fn oracle_pahole() -> PathBuf {
 }
 
 /// Makes a FIFO at `path`; returns the path.
-pub(crate) fn mkfifo(path: &Path) -> PathBuf {
+pub fn mkfifo(path: &Path) -> PathBuf {
     run_ok(Command::new("mkfifo").arg(path));
     path.to_path_buf()
 }
@@ -71,7 +70,7 @@ pub(crate) fn mkfifo(path: &Path) -> PathBuf {
 /// `scripts/setup/fetch-pahole-1.32.sh` makes (fetched once into the cache; `scripts/test.sh`
 /// fetches it before the tests and passes it as `DWARF2BTF_PAHOLE_1_32`), after checking
 /// that it reports v1.32.
-pub(crate) fn pahole_1_32() -> PathBuf {
+pub fn pahole_1_32() -> PathBuf {
     static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     PATH.get_or_init(|| {
         let path = match std::env::var_os("DWARF2BTF_PAHOLE_1_32") {
@@ -109,12 +108,12 @@ fn command_timeout() -> std::time::Duration {
 
 /// Runs a command and returns its output (stdout/stderr captured). A command still running
 /// after [`command_timeout`] is killed and the test fails saying so: a hang stalls no run.
-pub(crate) fn run(cmd: &mut Command) -> Output {
+pub fn run(cmd: &mut Command) -> Output {
     run_within(cmd, command_timeout())
 }
 
 /// [`run`] with the time limit given.
-pub(crate) fn run_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
+pub fn run_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
     use std::process::Stdio;
     let child = cmd
         .stdin(Stdio::null())
@@ -143,7 +142,7 @@ pub(crate) fn run_within(cmd: &mut Command, limit: std::time::Duration) -> Outpu
 }
 
 /// Runs a command that must succeed.
-pub(crate) fn run_ok(cmd: &mut Command) -> Output {
+pub fn run_ok(cmd: &mut Command) -> Output {
     let out = run(cmd);
     assert!(
         out.status.success(),
@@ -168,7 +167,7 @@ pub(crate) fn run_ok(cmd: &mut Command) -> Output {
 ///
 /// Panics when called outside a test's own thread (the harness names it after the test): a
 /// helper thread has no test to key its files by.
-pub(crate) fn scratch(name: &str) -> PathBuf {
+pub fn scratch(name: &str) -> PathBuf {
     let dir = test_scratch_root().join(name);
     std::fs::create_dir_all(&dir)
         .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
@@ -196,16 +195,16 @@ fn test_scratch_root() -> PathBuf {
 }
 
 /// The kernel's pahole flags (scripts/Makefile.btf for pahole >= 1.26).
-pub(crate) const KERNEL_FEATURES: &str = "--btf_features=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs";
+pub const KERNEL_FEATURES: &str = "--btf_features=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs";
 
 /// Encodes `input` into `output` with dwarf2btf and extra flags.
-pub(crate) fn encode(input: &Path, output: &Path, flags: &[&str]) -> Output {
+pub fn encode(input: &Path, output: &Path, flags: &[&str]) -> Output {
     let _ = std::fs::remove_file(output);
     run(&mut encode_command(input, output, flags))
 }
 
 /// The command [`encode`] runs.
-pub(crate) fn encode_command(input: &Path, output: &Path, flags: &[&str]) -> Command {
+pub fn encode_command(input: &Path, output: &Path, flags: &[&str]) -> Command {
     let mut cmd = Command::new(bin());
     cmd.arg("-J")
         .arg(format!("--btf_encode_detached={}", output.display()))
@@ -216,15 +215,17 @@ pub(crate) fn encode_command(input: &Path, output: &Path, flags: &[&str]) -> Com
 
 /// One compiled fixture.
 #[derive(Clone, Debug)]
-pub(crate) struct Fixture {
+pub struct Fixture {
+    /// The flavour: compiler, flags and source (`gcc-O2-g`).
     pub name: &'static str,
+    /// The compiled object.
     pub path: PathBuf,
 }
 
 const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
 /// The C fixtures, compiled once per test binary with gcc and clang in several flavours.
-pub(crate) fn fixtures() -> &'static [Fixture] {
+pub fn fixtures() -> &'static [Fixture] {
     static FIXTURES: OnceLock<Vec<Fixture>> = OnceLock::new();
     FIXTURES.get_or_init(|| {
         let dir = scratch("fixtures");
@@ -278,7 +279,7 @@ pub(crate) fn fixtures() -> &'static [Fixture] {
 
 /// Every fixture's BTF as dwarf2btf encodes it with the kernel's flags, written under
 /// `scratch(dir)` as NAME.btf: (fixture name, file).
-pub(crate) fn fixture_btf_files(dir: &str) -> Vec<(&'static str, PathBuf)> {
+pub fn fixture_btf_files(dir: &str) -> Vec<(&'static str, PathBuf)> {
     let dir = scratch(dir);
     fixtures()
         .iter()
@@ -316,14 +317,14 @@ fn reference_input(env: &str, name: &str, fetch: &str) -> Option<PathBuf> {
 
 /// Where [`record_skip`] lists what could not be checked; scripts/test.sh empties it before a run and
 /// prints it after.
-pub(crate) fn skip_list() -> PathBuf {
+pub fn skip_list() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("skipped.txt")
 }
 
 /// Says that a check could not run, and why (`line`: what, then why): on stderr (which the
 /// harness only shows for a failing test) and as a line of [`skip_list`], so that the end of
 /// scripts/test.sh lists it.
-pub(crate) fn record_skip(line: &str) {
+pub fn record_skip(line: &str) {
     use std::io::Write;
     let line = format!("{}: {line}\n", env!("CARGO_CRATE_NAME"));
     eprint!("SKIP {line}");
@@ -341,10 +342,10 @@ pub(crate) fn record_skip(line: &str) {
 /// The build ID of the pinned reference image (Debian linux-image-6.1.0-57-cloud-amd64-dbg),
 /// the one tests/data's pahole HEAD outputs were made from; scripts/setup/fetch-kernel.sh checks
 /// the same value.
-pub(crate) const PINNED_BUILD_ID: &str = "01d2640d3a13145ee314eb05b155f141b7b7058b";
+pub const PINNED_BUILD_ID: &str = "01d2640d3a13145ee314eb05b155f141b7b7058b";
 
 /// The GNU build ID of an ELF file, in hex.
-pub(crate) fn build_id(path: &Path) -> Option<String> {
+pub fn build_id(path: &Path) -> Option<String> {
     use object::Object;
     let file = std::fs::File::open(path).ok()?;
     // SAFETY: the reference inputs are not modified while the tests run.
@@ -376,7 +377,7 @@ fn pinned(what: &str, input: &Path, found: Option<String>) -> bool {
 }
 
 /// The reference vmlinux, if it is the pinned image tests/data describes (see [`pinned`]).
-pub(crate) fn pinned_vmlinux(what: &str) -> Option<PathBuf> {
+pub fn pinned_vmlinux(what: &str) -> Option<PathBuf> {
     static ID: OnceLock<Option<String>> = OnceLock::new();
     let path = vmlinux()?;
     let id = ID.get_or_init(|| build_id(&path)).clone();
@@ -385,7 +386,7 @@ pub(crate) fn pinned_vmlinux(what: &str) -> Option<PathBuf> {
 
 /// The reference modules, if they come from the pinned image's package: scripts/setup/fetch-kernel.sh
 /// stamps an unpacked tree with the build ID of the vmlinux in the same package.
-pub(crate) fn pinned_modules(what: &str) -> Option<PathBuf> {
+pub fn pinned_modules(what: &str) -> Option<PathBuf> {
     let path = modules()?;
     let id = std::fs::read_to_string(path.join(".unpacked"))
         .ok()
@@ -394,7 +395,7 @@ pub(crate) fn pinned_modules(what: &str) -> Option<PathBuf> {
 }
 
 /// The reference vmlinux.
-pub(crate) fn vmlinux() -> Option<PathBuf> {
+pub fn vmlinux() -> Option<PathBuf> {
     reference_input(
         "DWARF2BTF_VMLINUX",
         "vmlinux-6.1.0-57-cloud-amd64",
@@ -404,12 +405,12 @@ pub(crate) fn vmlinux() -> Option<PathBuf> {
 
 /// The reference vmlinux's BTF as the kernel build would encode it (kernel features, no
 /// Rust CUs), written under `scratch(dir)`; `None` as for [`vmlinux`].
-pub(crate) fn vmlinux_btf(dir: &str) -> Option<Vec<u8>> {
+pub fn vmlinux_btf(dir: &str) -> Option<Vec<u8>> {
     Some(std::fs::read(vmlinux_btf_file(dir)?).unwrap())
 }
 
 /// [`vmlinux_btf`]'s file, `scratch(dir)/vmlinux.btf`.
-pub(crate) fn vmlinux_btf_file(dir: &str) -> Option<PathBuf> {
+pub fn vmlinux_btf_file(dir: &str) -> Option<PathBuf> {
     let vmlinux = vmlinux()?;
     let out = scratch(dir).join("vmlinux.btf");
     let o = encode(
@@ -424,7 +425,7 @@ pub(crate) fn vmlinux_btf_file(dir: &str) -> Option<PathBuf> {
 /// The split BTF dwarf2btf encodes for the reference module `rel` (a path under the modules'
 /// `kernel/`, e.g. `drivers/block/loop.ko`) against `base`, written under `scratch(dir)`;
 /// `None` when the modules are not there (as for [`vmlinux`]).
-pub(crate) fn module_btf_file(dir: &str, rel: &str, base: &Path) -> Option<PathBuf> {
+pub fn module_btf_file(dir: &str, rel: &str, base: &Path) -> Option<PathBuf> {
     let ko = modules()?.join("kernel").join(rel);
     let stem = Path::new(rel).file_stem().unwrap().to_string_lossy();
     let out = scratch(dir).join(format!("{stem}.btf"));
@@ -435,7 +436,7 @@ pub(crate) fn module_btf_file(dir: &str, rel: &str, base: &Path) -> Option<PathB
 }
 
 /// The reference kernel's modules (a tree of `.ko` under `kernel/`).
-pub(crate) fn modules() -> Option<PathBuf> {
+pub fn modules() -> Option<PathBuf> {
     reference_input(
         "DWARF2BTF_MODULES",
         "modules-6.1.0-57-cloud-amd64",
@@ -446,7 +447,7 @@ pub(crate) fn modules() -> Option<PathBuf> {
 /// How many random cases a test runs: `$VAR` when set, else `default`.
 /// Fewer than `default` (none, with `VAR=0`) is recorded as a skip, so that a run that checked
 /// less says so.
-pub(crate) fn cases_from_env(var: &str, default: u64) -> u64 {
+pub fn cases_from_env(var: &str, default: u64) -> u64 {
     let cases = std::env::var(var)
         .ok()
         .and_then(|v| v.parse().ok())
@@ -486,44 +487,48 @@ fn decompressed(name: &str) -> PathBuf {
 }
 
 /// pahole 1.32's output for the reference kernel with the kernel's flags (tests/data).
-pub(crate) fn oracle_btf() -> PathBuf {
+pub fn oracle_btf() -> PathBuf {
     decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-1.32.btf")
 }
 
 /// pahole 1.32's `-V` function skip lines for the reference kernel (tests/data).
-pub(crate) fn oracle_skipped() -> PathBuf {
+pub fn oracle_skipped() -> PathBuf {
     data("vmlinux-6.1.0-57-cloud-amd64.pahole-1.32.skipped.txt")
 }
 
 /// pahole 1.32's output for the reference kernel with `true_signature` too (tests/data).
-pub(crate) fn oracle_true_signature_btf() -> PathBuf {
+pub fn oracle_true_signature_btf() -> PathBuf {
     decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-1.32-true-signature.btf")
 }
 
 /// pahole HEAD's output for the reference kernel with `layout` too (tests/data): libbpf 1.8's
 /// 32-byte header and kind layout section. Its type section has the flattened arrays of the
 /// pahole before 1.32: the header and layout section are its reference, not its types.
-pub(crate) fn oracle_layout_btf() -> PathBuf {
+pub fn oracle_layout_btf() -> PathBuf {
     decompressed("vmlinux-6.1.0-57-cloud-amd64.pahole-head-layout.btf")
 }
 
 /// pahole HEAD's BTF of `scripts/check/kernel-build.sh 7.2`'s kernel (tests/data/kernel-build-7.2):
 /// `vmlinux` (its `.BTF` section) or `tmp_vmlinux1` (the encoder's detached output).
-pub(crate) fn oracle_kernel_build_7_2(which: &str) -> PathBuf {
+pub fn oracle_kernel_build_7_2(which: &str) -> PathBuf {
     decompressed(&format!("kernel-build-7.2/{which}.pahole-head.btf"))
 }
 
 /// Its `-V` function skip lines.
-pub(crate) fn oracle_true_signature_skipped() -> PathBuf {
+pub fn oracle_true_signature_skipped() -> PathBuf {
     data("vmlinux-6.1.0-57-cloud-amd64.pahole-1.32-true-signature.skipped.txt")
 }
 
 /// The function table line and the owners-per-function line of `--stats`.
 #[derive(Debug, PartialEq)]
-pub(crate) struct TableCounters {
+pub struct TableCounters {
+    /// Instances saved into the table.
     pub saved: u64,
+    /// Per-owner folds (one per function and owner that saved it).
     pub folds: u64,
+    /// Instances saved per owner.
     pub per_owner: Vec<u64>,
+    /// Instances the table holds at the end.
     pub held: u64,
     /// (owners, functions)
     pub lengths: Vec<(u64, u64)>,
@@ -532,7 +537,8 @@ pub(crate) struct TableCounters {
 }
 
 impl TableCounters {
-    pub(crate) fn parse(o: &std::process::Output) -> Self {
+    /// The counters of a `--stats` run's stderr (`-V` for the CU count).
+    pub fn parse(o: &std::process::Output) -> Self {
         let stderr = String::from_utf8_lossy(&o.stderr);
         let line = |prefix: &str| -> String {
             stderr
@@ -583,14 +589,14 @@ impl TableCounters {
 
     /// Workers (table owners) a run with `jobs` has: one per batch of 16 CUs at most
     /// (src/pipeline/workers.rs's BATCH_CUS), given the CU count of a `-V` run.
-    pub(crate) fn owners(jobs: u64, cus: u64) -> usize {
+    pub fn owners(jobs: u64, cus: u64) -> usize {
         jobs.min(cus.div_ceil(16)).max(1) as usize
     }
 
     /// Checks what must hold whatever the design and -j: `owners` per-owner counts adding up
     /// to the folds, as many folds as the owners-per-function histogram says, and no more
     /// instances held than saved.
-    pub(crate) fn check(&self, owners: usize) {
+    pub fn check(&self, owners: usize) {
         assert_eq!(self.per_owner.len(), owners, "{self:?}");
         assert_eq!(self.per_owner.iter().sum::<u64>(), self.folds, "{self:?}");
         let folds: u64 = self.lengths.iter().map(|(len, n)| len * n).sum();
@@ -602,13 +608,13 @@ impl TableCounters {
     }
 
     /// Functions with at least one instance.
-    pub(crate) fn functions(&self) -> u64 {
+    pub fn functions(&self) -> u64 {
         self.lengths.iter().map(|(_, n)| n).sum()
     }
 }
 
 /// stdout and stderr of an output, for assertion messages.
-pub(crate) fn text(out: &Output) -> String {
+pub fn text(out: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -621,7 +627,7 @@ pub(crate) fn text(out: &Output) -> String {
 /// log)). The errno is ENOSPC (28) when the log overflowed its largest buffer, the refusal's
 /// errno when the kernel refused the call (see [`kernel_refused`]), ENOSYS (38) when there is
 /// no call to make.
-pub(crate) fn btf_load(data: &[u8]) -> Result<std::os::fd::OwnedFd, (i32, String)> {
+pub fn btf_load(data: &[u8]) -> Result<std::os::fd::OwnedFd, (i32, String)> {
     use dwarf2btf::btf::kernel::{load, LoadError};
     load(data).map_err(|e| match e {
         LoadError::Refused(errno) => (errno, String::new()),
@@ -634,7 +640,7 @@ pub(crate) fn btf_load(data: &[u8]) -> Result<std::os::fd::OwnedFd, (i32, String
 /// (EPERM, EACCES), or the call missing (ENOSYS). Then the caller skips, saying so — unless
 /// DWARF2BTF_REQUIRE_KERNEL=1 (scripts/test.sh sets it), where a refusal is a failure: this
 /// panics with the reason.
-pub(crate) fn kernel_refused(errno: i32, what: &str) -> bool {
+pub fn kernel_refused(errno: i32, what: &str) -> bool {
     if errno != 1 && errno != 13 && errno != 38 {
         return false;
     }
@@ -646,7 +652,7 @@ pub(crate) fn kernel_refused(errno: i32, what: &str) -> bool {
 
 /// Says that a test skips the kernel's check and why (see [`record_skip`]) — or, under
 /// DWARF2BTF_REQUIRE_KERNEL=1 (scripts/test.sh as root), fails with that reason.
-pub(crate) fn skip(why: &str) {
+pub fn skip(why: &str) {
     assert!(
         std::env::var("DWARF2BTF_REQUIRE_KERNEL").as_deref() != Ok("1"),
         "{why}, and DWARF2BTF_REQUIRE_KERNEL=1 requires the kernel's check"
@@ -658,7 +664,7 @@ pub(crate) fn skip(why: &str) {
 /// the last type, which the kernel rejects in its meta checks ("Invalid type_id"), or, with
 /// `late`, at the first FUNC, which it rejects only in its resolve pass, after it has logged
 /// every type ("Invalid member").
-pub(crate) fn corrupt_member_type(data: &[u8], late: bool) -> Vec<u8> {
+pub fn corrupt_member_type(data: &[u8], late: bool) -> Vec<u8> {
     use dwarf2btf::btf::Kind;
     let (_, member, kinds) = first_member(data);
     let target = if late {
@@ -677,7 +683,7 @@ pub(crate) fn corrupt_member_type(data: &[u8], late: bool) -> Vec<u8> {
 
 /// A copy of raw BTF (host byte order) whose first STRUCT member is renamed: it takes the
 /// name of its struct.
-pub(crate) fn rename_first_member(data: &[u8]) -> Vec<u8> {
+pub fn rename_first_member(data: &[u8]) -> Vec<u8> {
     let (record, member, _) = first_member(data);
     let mut out = data.to_vec();
     out.copy_within(record..record + 4, member);
@@ -708,7 +714,7 @@ fn first_member(data: &[u8]) -> (usize, usize, Vec<u32>) {
 
 /// `dwarf2btf verify --kernel FILE [--base BASE]`'s output; `None` when it could not ask the
 /// kernel (exit 3: no privilege, no bpf()), a [`skip`].
-pub(crate) fn verify_kernel_cli(file: &Path, base: Option<&Path>) -> Option<Output> {
+pub fn verify_kernel_cli(file: &Path, base: Option<&Path>) -> Option<Output> {
     let mut cmd = Command::new(bin());
     cmd.args(["verify", "--kernel"]).arg(file);
     if let Some(base) = base {

@@ -13,14 +13,17 @@ use dwarf2btf::btf::write::{self, HeaderForm};
 use dwarf2btf::btf::{kinds, Btf, Kind};
 
 /// One probe: its file name stem, the feature it adds (the baseline's: FUNC) and its bytes.
-pub(crate) struct Probe {
+pub struct Probe {
+    /// The file name stem under tests/data/probes.
     pub name: &'static str,
+    /// The one kind, flag or header form it adds.
     pub feature: Feature,
+    /// The BTF bytes.
     pub data: Vec<u8>,
 }
 
 /// The committed copy of the probe `name` (tests/data/probes/NAME.btf), which the scripts load.
-pub(crate) fn committed(name: &str) -> PathBuf {
+pub fn committed(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/probes")
         .join(format!("{name}.btf"))
@@ -28,7 +31,7 @@ pub(crate) fn committed(name: &str) -> PathBuf {
 
 /// `dwarf2btf verify --kernel-version RELEASE FILE`: true when it exits 0 (valid), false when
 /// 1 (invalid); any other exit (no verdict, an error) panics.
-pub(crate) fn verify_valid(file: &Path, release: &str) -> bool {
+pub fn verify_valid(file: &Path, release: &str) -> bool {
     let o = super::run(
         Command::new(super::bin())
             .args(["verify", "--kernel-version", release])
@@ -83,7 +86,7 @@ fn kflag_on_last(mut data: Vec<u8>) -> Vec<u8> {
 }
 
 /// Every probe, the baseline first.
-pub(crate) fn probes() -> Vec<Probe> {
+pub fn probes() -> Vec<Probe> {
     let probe = |name, feature, data| Probe {
         name,
         feature,

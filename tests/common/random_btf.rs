@@ -2,22 +2,24 @@
 //! seeded by [`Source`] over an xorshift) and the dedup fuzz targets (fuzz/, driven by the
 //! fuzzer's bytes): a template of C-like types copied into several "compilation units" with
 //! per-unit variations, so that the result is valid BTF with much to deduplicate.
-#![allow(dead_code)] // each includer uses a different subset
 
 use dwarf2btf::btf::kinds::{self, Kind};
 use dwarf2btf::btf::read;
 
 /// Where the generator's choices come from: a seeded PRNG in tests, the fuzz input in fuzz
 /// targets. Only `next` is implemented; the others derive from it.
-pub(crate) trait Source {
+pub trait Source {
     /// The next raw choice.
     fn next(&mut self) -> u64;
+    /// A choice in `0..n` (`0` when `n` is 0).
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
+    /// True with probability `pct` percent.
     fn chance(&mut self, pct: u64) -> bool {
         self.next() % 100 < pct
     }
+    /// One of `items` (which must not be empty).
     fn pick<T: Copy>(&mut self, items: &[T]) -> T {
         items[self.below(items.len())]
     }
@@ -30,7 +32,7 @@ fn info(k: Kind, vlen: u32, kflag: bool) -> u32 {
 }
 
 /// Raw little-endian BTF from type words and a string section.
-pub(crate) fn raw_words(words: &[u32], strs: &[u8]) -> Vec<u8> {
+pub fn raw_words(words: &[u32], strs: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&0xeb9fu16.to_le_bytes());
     out.extend_from_slice(&[1, 0]);
@@ -382,7 +384,7 @@ fn emit(tt: &[Tt], r: &mut impl Source, ncu: usize, start_id: u32, pool: &mut St
 /// drawn, split three times in ten); `dedup_base` deduplicates the generated base (libbpf in
 /// the differential test, dwarf2btf in the fuzz targets), as split BTF is built on a
 /// deduplicated base.
-pub(crate) fn random_case(
+pub fn random_case(
     r: &mut impl Source,
     split: Option<bool>,
     dedup_base: impl FnOnce(&[u8]) -> Vec<u8>,

@@ -15,12 +15,12 @@ use object::{Object, ObjectSection};
 /// the input's size alone, a compressed section 64 times smaller than its DWARF (what
 /// `--max_decompress_ratio` allows by default) peaks hundreds of times above it. The constant
 /// is about six times the largest peak of the bad-input set and the fuzz corpus (under 6 MiB).
-pub(crate) const RSS_CONSTANT_MIB: u64 = 32;
+pub const RSS_CONSTANT_MIB: u64 = 32;
 /// See [`RSS_CONSTANT_MIB`].
-pub(crate) const RSS_PER_INPUT_BYTE: u64 = 256;
+pub const RSS_PER_INPUT_BYTE: u64 = 256;
 
 /// The bound in KiB for an input whose counted size ([`counted_size`]) is `input_bytes`.
-pub(crate) fn bound_kib(input_bytes: u64) -> u64 {
+pub fn bound_kib(input_bytes: u64) -> u64 {
     (RSS_CONSTANT_MIB << 10) + RSS_PER_INPUT_BYTE * input_bytes.div_ceil(1024)
 }
 
@@ -30,7 +30,7 @@ pub(crate) fn bound_kib(input_bytes: u64) -> u64 {
 /// compressed size plus what is left of the file's `DECOMPRESS_SLACK`, in section order; the
 /// first section refused ends the count (the run ends there, before allocating it). A file
 /// that does not parse as ELF counts its size.
-pub(crate) fn counted_size(path: &std::path::Path) -> u64 {
+pub fn counted_size(path: &std::path::Path) -> u64 {
     use dwarf2btf::input::elf::{DECOMPRESS_SLACK, DEFAULT_DECOMPRESS_RATIO};
     let Ok(bytes) = std::fs::read(path) else {
         return 0;
@@ -66,7 +66,7 @@ pub(crate) fn counted_size(path: &std::path::Path) -> u64 {
 /// high-water mark of the process that spawned a command over its exec (std spawns with
 /// `CLONE_VM`), so the peak would include the test process's own (after building a 128 MiB
 /// bomb, every later run "peaked" at 130 MiB); GNU time is a small process that forks.
-pub(crate) fn peak_rss_kib(cmd: &mut Command) -> (Output, u64) {
+pub fn peak_rss_kib(cmd: &mut Command) -> (Output, u64) {
     let report = tempfile::NamedTempFile::new().unwrap();
     let mut timed = Command::new(super::tool("time"));
     timed
@@ -87,7 +87,7 @@ pub(crate) fn peak_rss_kib(cmd: &mut Command) -> (Output, u64) {
 
 /// Runs `cmd` on `inputs` (the input and its base, if any) and fails the test when its peak
 /// RSS is above [`bound_kib`] of their counted size; returns the output and the peak in KiB.
-pub(crate) fn within_bound(inputs: &[&std::path::Path], cmd: &mut Command) -> (Output, u64) {
+pub fn within_bound(inputs: &[&std::path::Path], cmd: &mut Command) -> (Output, u64) {
     let (out, kib) = peak_rss_kib(cmd);
     if let Err(e) = check(inputs, kib) {
         panic!("{cmd:?}: {e}");
@@ -96,7 +96,7 @@ pub(crate) fn within_bound(inputs: &[&std::path::Path], cmd: &mut Command) -> (O
 }
 
 /// Whether a peak of `kib` KiB is within [`bound_kib`] of the counted size of `inputs`.
-pub(crate) fn check(inputs: &[&std::path::Path], kib: u64) -> Result<(), String> {
+pub fn check(inputs: &[&std::path::Path], kib: u64) -> Result<(), String> {
     let size = inputs.iter().map(|p| counted_size(p)).sum();
     let bound = bound_kib(size);
     if kib <= bound {

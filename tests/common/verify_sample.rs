@@ -2,29 +2,40 @@
 //! section rules; tests/btf_library/verify_types.rs, the rules for type records): a valid BTF using every
 //! kind, the ways to corrupt it (append a record, patch a word of its bytes) and the
 //! assertions on the problems found.
-#![allow(dead_code)] // each includer uses a different subset
 
 use dwarf2btf::btf::verify::{self, Problem};
 use dwarf2btf::btf::{kinds, write, Btf, Kind};
 
 /// Ids of the sample's types.
-pub(crate) struct Ids {
+pub struct Ids {
+    /// `int`.
     pub int: u32,
+    /// `unsigned int`.
     pub uint: u32,
+    /// `long`.
     pub long: u32,
+    /// The struct.
     pub s: u32,
+    /// The union.
     pub u: u32,
+    /// The forward declaration.
     pub fwd: u32,
+    /// `double`.
     pub float: u32,
+    /// The function prototype.
     pub proto: u32,
+    /// The function.
     pub func: u32,
+    /// The variable `v`.
     pub var_v: u32,
+    /// The variable `w`.
     pub var_w: u32,
+    /// The data section.
     pub datasec: u32,
 }
 
 /// A valid BTF using every kind.
-pub(crate) fn sample() -> (Btf, Ids) {
+pub fn sample() -> (Btf, Ids) {
     let mut b = Btf::new();
     let int = b.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
     let uint = b.add_int(b"unsigned int", 4, 0).unwrap();
@@ -92,12 +103,14 @@ pub(crate) fn sample() -> (Btf, Ids) {
     (b, ids)
 }
 
-pub(crate) fn show(p: &[Problem]) -> String {
+/// The problems, one indented line each, for assertion messages.
+pub fn show(p: &[Problem]) -> String {
     p.iter().map(|p| format!("  {p}\n")).collect()
 }
 
+/// Fails unless some problem breaks `rule`.
 #[track_caller]
-pub(crate) fn assert_rule(p: &[Problem], rule: &str) {
+pub fn assert_rule(p: &[Problem], rule: &str) {
     assert!(
         p.iter().any(|x| x.rule == rule),
         "expected rule {rule}, got:\n{}",
@@ -105,8 +118,9 @@ pub(crate) fn assert_rule(p: &[Problem], rule: &str) {
     );
 }
 
+/// Fails unless there are problems and every one breaks `rule`.
 #[track_caller]
-pub(crate) fn assert_only_rule(p: &[Problem], rule: &str) {
+pub fn assert_only_rule(p: &[Problem], rule: &str) {
     assert!(
         !p.is_empty() && p.iter().all(|x| x.rule == rule),
         "expected only rule {rule}, got:\n{}",
@@ -114,8 +128,9 @@ pub(crate) fn assert_only_rule(p: &[Problem], rule: &str) {
     );
 }
 
+/// Fails unless `btf` verifies, in memory and as bytes.
 #[track_caller]
-pub(crate) fn assert_valid(btf: &Btf) {
+pub fn assert_valid(btf: &Btf) {
     let p = verify::verify(btf);
     assert!(p.is_empty(), "in-memory BTF rejected:\n{}", show(&p));
     let p = verify::verify_bytes(&write::to_bytes(btf), btf.base());
@@ -124,7 +139,7 @@ pub(crate) fn assert_valid(btf: &Btf) {
 
 /// Verifies in memory and as bytes; both must agree. Returns the problems.
 #[track_caller]
-pub(crate) fn check(btf: &Btf) -> Vec<Problem> {
+pub fn check(btf: &Btf) -> Vec<Problem> {
     let mem = verify::verify(btf);
     let raw = verify::verify_bytes(&write::to_bytes(btf), btf.base());
     assert_eq!(mem, raw, "in-memory and raw verification differ");
@@ -133,7 +148,7 @@ pub(crate) fn check(btf: &Btf) -> Vec<Problem> {
 
 /// Appends a raw record to the sample and verifies.
 #[track_caller]
-pub(crate) fn with_record(f: impl FnOnce(&mut Btf, &Ids) -> Vec<u32>) -> Vec<Problem> {
+pub fn with_record(f: impl FnOnce(&mut Btf, &Ids) -> Vec<u32>) -> Vec<Problem> {
     let (mut b, ids) = sample();
     let rec = f(&mut b, &ids);
     b.push_record(&rec).unwrap();
@@ -142,35 +157,38 @@ pub(crate) fn with_record(f: impl FnOnce(&mut Btf, &Ids) -> Vec<u32>) -> Vec<Pro
 
 /// Builds with the sample as a starting point and verifies.
 #[track_caller]
-pub(crate) fn with(f: impl FnOnce(&mut Btf, &Ids)) -> Vec<Problem> {
+pub fn with(f: impl FnOnce(&mut Btf, &Ids)) -> Vec<Problem> {
     let (mut b, ids) = sample();
     f(&mut b, &ids);
     check(&b)
 }
 
-pub(crate) fn info(kind: Kind, vlen: u32, kflag: bool) -> u32 {
+/// A type's `info` word.
+pub fn info(kind: Kind, vlen: u32, kflag: bool) -> u32 {
     kinds::info(kind, vlen, kflag)
 }
 
 /// Byte position (in `write::to_bytes` output) of word `word` of type `id`.
-pub(crate) fn word_pos(btf: &Btf, id: u32, word: usize) -> usize {
+pub fn word_pos(btf: &Btf, id: u32, word: usize) -> usize {
     let before: usize = (btf.start_id()..id)
         .map(|i| btf.type_by_id(i).unwrap().words.len())
         .sum();
     write::HEADER_LEN as usize + 4 * (before + word)
 }
 
-pub(crate) fn get32(b: &[u8], pos: usize) -> u32 {
+/// The little-endian word at byte `pos`.
+pub fn get32(b: &[u8], pos: usize) -> u32 {
     u32::from_le_bytes(b[pos..pos + 4].try_into().unwrap())
 }
 
-pub(crate) fn set32(b: &mut [u8], pos: usize, v: u32) {
+/// Writes the little-endian word `v` at byte `pos`.
+pub fn set32(b: &mut [u8], pos: usize, v: u32) {
     b[pos..pos + 4].copy_from_slice(&v.to_le_bytes());
 }
 
 /// Serialises the sample, rewrites word `word` of type `id` with `f`, verifies the bytes.
 #[track_caller]
-pub(crate) fn patched(
+pub fn patched(
     id_of: impl FnOnce(&Ids) -> u32,
     word: usize,
     f: impl FnOnce(u32) -> u32,
@@ -184,8 +202,11 @@ pub(crate) fn patched(
     verify::verify_bytes(&bytes, None)
 }
 
-/// Header fields of `write::to_bytes` output.
-pub(crate) const TYPE_OFF: usize = 8;
-pub(crate) const TYPE_LEN: usize = 12;
-pub(crate) const STR_OFF: usize = 16;
-pub(crate) const STR_LEN: usize = 20;
+/// Header fields of `write::to_bytes` output: the type section's offset,
+pub const TYPE_OFF: usize = 8;
+/// its length,
+pub const TYPE_LEN: usize = 12;
+/// the string section's offset,
+pub const STR_OFF: usize = 16;
+/// and its length.
+pub const STR_LEN: usize = 20;

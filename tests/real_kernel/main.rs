@@ -5,7 +5,7 @@
 //! tests/common.
 
 #[path = "../common/mod.rs"]
-mod common;
+pub mod common;
 
 mod btf_load;
 mod fetch_kernel;
