@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use clap::{Arg, ArgAction, ArgMatches, Args, CommandFactory, Parser, Subcommand};
-use dwarf2btf::btf::verify::KernelVersion;
 use dwarf2btf::config::{FeatureArg, LEGACY_FLAGS};
+use dwarf2btf::toolbox::verify::KernelVersion;
 
 /// Exit status of every error (bad input, bad usage), as diff and cmp use 2: 0 and 1 are
 /// answers (valid or not, same or different, encoded).

@@ -66,7 +66,7 @@ pub enum Error {
     /// BTF data cannot be read: what [`BtfError`] names.
     #[error("invalid BTF: {0}")]
     Btf(#[from] BtfError),
-    /// Split BTF cannot be joined to its base (`btf::kernel::join_split`).
+    /// Split BTF cannot be joined to its base (`toolbox::kernel::join_split`).
     #[error("invalid BTF: {0}")]
     Join(#[from] JoinError),
     /// A type record is malformed, or refers to a type or string that is not there.

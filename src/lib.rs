@@ -8,8 +8,9 @@
 //!       atomically either way)
 //! ```
 //!
-//! `btf` holds the format itself: building, reading, writing, verifying, comparing and
-//! distilling BTF; it depends on no stage. `mapped` maps files, for `input` and `btf` alike.
+//! `btf` holds the format itself: building, reading, writing and distilling BTF; it depends on
+//! no stage. `toolbox` stands on it: verifying, comparing, dumping, and asking the running
+//! kernel. `mapped` maps files, for `input` and `btf` alike.
 //! `pipeline` runs the stages; `progress` draws its line on a terminal; `measure` holds the
 //! probes every stage may call (clocks, resident bytes), and `stats` reports what a run measured
 //! (`--stats`, as text, JSON or CSV); `why` explains one function's fate through a watched run.
@@ -30,6 +31,7 @@ pub mod progress;
 pub mod rng;
 pub mod stats;
 pub mod sync;
+pub mod toolbox;
 pub mod why;
 
 pub use error::{Error, Result};

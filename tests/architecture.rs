@@ -33,6 +33,10 @@ const FLOORS: &[(&str, &[&str])] = &[
         &["crate", "error", "measure", "mapped", "config", "progress"],
     ),
     ("the format", &["btf"]),
+    (
+        "the toolbox: verify, canon, dump, the running kernel's verdict",
+        &["toolbox"],
+    ),
     ("input", &["input"]),
     ("dwarf", &["dwarf"]),
     ("encode", &["encode"]),

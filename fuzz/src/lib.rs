@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use dwarf2btf::btf::distill::distill_base;
-use dwarf2btf::btf::{canon, dump, read, verify, write, Btf};
+use dwarf2btf::btf::{read, write, Btf};
 use dwarf2btf::config::{Config, Features, Output};
 use dwarf2btf::dedup::{dedup, DedupOptions};
 use dwarf2btf::pipeline;
+use dwarf2btf::toolbox::{canon, dump, verify};
 use elf_input::{BaseChoice, ElfInput};
 use random_btf::{random_case, Source};
 

@@ -69,7 +69,7 @@ pub enum BtfError {
     },
 }
 
-/// Why split BTF and its base cannot be joined into one blob (`btf::kernel::join_split`).
+/// Why split BTF and its base cannot be joined into one blob (`toolbox::kernel::join_split`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum JoinError {
     /// The base cannot be read.

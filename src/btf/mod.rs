@@ -5,17 +5,13 @@
 //! `offs[i]` is the word offset of type `start_id + i`. Split BTF continues a base: its ids start
 //! at the base's type count and its string offsets at the base's string length.
 
-pub mod canon;
 pub mod distill;
-pub mod dump;
 pub mod error;
-pub mod kernel;
 pub mod kinds;
 pub mod read;
 pub mod store;
 pub mod strings;
 pub mod types;
-pub mod verify;
 pub mod write;
 
 use std::sync::Arc;

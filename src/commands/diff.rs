@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use dwarf2btf::btf::canon;
+use dwarf2btf::toolbox::canon;
 use dwarf2btf::{Error, Result};
 
 use super::{load_base, print_stdout, read_btf};

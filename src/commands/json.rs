@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use dwarf2btf::btf::canon::DiffReport;
-use dwarf2btf::btf::verify::{Problem, Target, Verdict};
 use dwarf2btf::btf::{Btf, Kind};
+use dwarf2btf::toolbox::canon::DiffReport;
+use dwarf2btf::toolbox::verify::{Problem, Target, Verdict};
 use dwarf2btf::why::Report;
 use serde_json::{json, Value};
 

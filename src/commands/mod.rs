@@ -19,7 +19,7 @@ pub(crate) mod why;
 /// Reads a base BTF, its strings indexed so that split BTF reuses them.
 pub(crate) fn load_base(base: Option<PathBuf>) -> Result<Option<Arc<Btf>>> {
     base.as_deref()
-        .map(dwarf2btf::btf::verify::read_base)
+        .map(dwarf2btf::toolbox::verify::read_base)
         .transpose()
 }
 

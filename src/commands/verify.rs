@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use dwarf2btf::btf::{kernel, read, verify};
+use dwarf2btf::btf::read;
+use dwarf2btf::toolbox::{kernel, verify};
 use dwarf2btf::Result;
 
 use super::{load_base, looks_split, print_stdout, refuse_split};

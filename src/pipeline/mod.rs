@@ -126,7 +126,7 @@ impl Input {
         let base = config
             .base
             .as_deref()
-            .map(crate::btf::verify::read_base)
+            .map(crate::toolbox::verify::read_base)
             .transpose()?;
         // SAFETY: the input is not modified during the run, a precondition the project
         // accepts (pahole's libelf reads the same file under the same exposure); the in-place
@@ -197,7 +197,7 @@ pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
     // tests/btf_library/dedup_libbpf.rs): a kernel's is over BTF's type limit before dedup.
     let guarded = !config.no_dedup;
     if let Some(reason) = guarded
-        .then(|| crate::btf::verify::first_problem(&btf))
+        .then(|| crate::toolbox::verify::first_problem(&btf))
         .flatten()
     {
         return Err(Error::RejectedOutput {

@@ -3,8 +3,9 @@
 
 use std::time::Instant;
 
-use dwarf2btf::btf::canon::{self, Canon, Category, DiffOptions};
-use dwarf2btf::btf::{dump, kinds, read, types, write, Btf, Kind};
+use dwarf2btf::btf::{kinds, read, types, write, Btf, Kind};
+use dwarf2btf::toolbox::canon::{self, Canon, Category, DiffOptions};
+use dwarf2btf::toolbox::dump;
 
 fn opts(set: bool, categories: &[Category]) -> DiffOptions {
     DiffOptions {

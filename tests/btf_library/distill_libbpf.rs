@@ -14,9 +14,10 @@ use std::sync::Arc;
 
 use dwarf2btf::btf::distill::distill_base;
 use dwarf2btf::btf::kinds::{self, Kind};
-use dwarf2btf::btf::{dump, read, types, write, Btf, Endian};
+use dwarf2btf::btf::{read, types, write, Btf, Endian};
 use dwarf2btf::dedup::{dedup, DedupOptions};
 use dwarf2btf::rng::Rng;
+use dwarf2btf::toolbox::dump;
 use libbpf_oracle::Op;
 
 // ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-//! The header and section rules of `btf::verify` (the H rules): the valid sample is accepted
+//! The header and section rules of `toolbox::verify` (the H rules): the valid sample is accepted
 //! in either byte order, hand-corrupted headers, section layouts and string sections are
 //! rejected with the expected rule, no corruption of the bytes makes the verifier panic, and
 //! pahole's output for the reference kernel is accepted.
@@ -7,8 +7,9 @@ use crate::common::verify_sample;
 
 use std::sync::Arc;
 
-use dwarf2btf::btf::{read, verify, write, Btf, Endian, Kind};
+use dwarf2btf::btf::{read, write, Btf, Endian, Kind};
 use dwarf2btf::rng::Rng;
+use dwarf2btf::toolbox::verify;
 use verify_sample::*;
 
 #[test]

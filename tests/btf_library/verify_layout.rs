@@ -6,8 +6,9 @@
 
 use crate::common::layout_cases;
 
-use dwarf2btf::btf::verify::{self, HeaderRules, Problem, Target};
-use dwarf2btf::btf::{canon, dump, read, write, Kind};
+use dwarf2btf::btf::{read, write, Kind};
+use dwarf2btf::toolbox::verify::{self, HeaderRules, Problem, Target};
+use dwarf2btf::toolbox::{canon, dump};
 
 fn linux(version: &str) -> Target {
     Target::Kernel(version.parse().unwrap())

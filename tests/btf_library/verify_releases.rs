@@ -1,5 +1,5 @@
 //! `verify --kernel-version` before 6.1 judges a release by the kinds and flags it lacks: for
-//! every release at a boundary of the table (`dwarf2btf::btf::verify::INTRODUCED`), on the
+//! every release at a boundary of the table (`dwarf2btf::toolbox::verify::INTRODUCED`), on the
 //! reference vmlinux's BTF and the clang tags fixture's, the lines and exit status must be what
 //! bpftool's listing of the same file implies. bpftool, not dwarf2btf, says which kinds,
 //! global linkages, signed enums, bitfield members and union forwards each type has; the
@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use dwarf2btf::btf::verify::{introduced, Feature, KernelVersion, BTF_KERNEL, INTRODUCED};
+use dwarf2btf::toolbox::verify::{introduced, Feature, KernelVersion, BTF_KERNEL, INTRODUCED};
 
 /// The releases checked: each side of every boundary in the table before 6.1, and releases
 /// without BTF.

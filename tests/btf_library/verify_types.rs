@@ -1,4 +1,4 @@
-//! The rules of `btf::verify` for type records: the meta checks of each kind (the M rules)
+//! The rules of `toolbox::verify` for type records: the meta checks of each kind (the M rules)
 //! and the resolve checks across types (the R rules), on hand-made records appended to the
 //! valid sample, one test per family; split BTF, and the limit on problems reported.
 
@@ -6,7 +6,8 @@ use crate::common::verify_sample;
 
 use std::sync::Arc;
 
-use dwarf2btf::btf::{kinds, verify, write, Btf, Kind};
+use dwarf2btf::btf::{kinds, write, Btf, Kind};
+use dwarf2btf::toolbox::verify;
 use verify_sample::*;
 
 #[test]

@@ -623,12 +623,12 @@ pub fn text(out: &Output) -> String {
 }
 
 /// Loads raw BTF into the running kernel through `bpf(BPF_BTF_LOAD)` (the kernel's full
-/// checks, resolve pass included; dwarf2btf::btf::kernel): Ok(fd) or Err((errno, verifier
+/// checks, resolve pass included; dwarf2btf::toolbox::kernel): Ok(fd) or Err((errno, verifier
 /// log)). The errno is ENOSPC (28) when the log overflowed its largest buffer, the refusal's
 /// errno when the kernel refused the call (see [`kernel_refused`]), ENOSYS (38) when there is
 /// no call to make.
 pub fn btf_load(data: &[u8]) -> Result<std::os::fd::OwnedFd, (i32, String)> {
-    use dwarf2btf::btf::kernel::{load, LoadError};
+    use dwarf2btf::toolbox::kernel::{load, LoadError};
     load(data).map_err(|e| match e {
         LoadError::Refused(errno) => (errno, String::new()),
         LoadError::Unsupported(why) => (38, why),

@@ -8,9 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use dwarf2btf::btf::verify::Feature;
 use dwarf2btf::btf::write::{self, HeaderForm};
 use dwarf2btf::btf::{kinds, Btf, Kind};
+use dwarf2btf::toolbox::verify::Feature;
 
 /// One probe: its file name stem, the feature it adds (the baseline's: FUNC) and its bytes.
 pub struct Probe {

@@ -1,10 +1,10 @@
-//! The sample BTF of the `btf::verify` rule tests (tests/btf_library/verify_header.rs, the header and
+//! The sample BTF of the `toolbox::verify` rule tests (tests/btf_library/verify_header.rs, the header and
 //! section rules; tests/btf_library/verify_types.rs, the rules for type records): a valid BTF using every
 //! kind, the ways to corrupt it (append a record, patch a word of its bytes) and the
 //! assertions on the problems found.
 
-use dwarf2btf::btf::verify::{self, Problem};
 use dwarf2btf::btf::{kinds, write, Btf, Kind};
+use dwarf2btf::toolbox::verify::{self, Problem};
 
 /// Ids of the sample's types.
 pub struct Ids {

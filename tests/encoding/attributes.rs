@@ -11,8 +11,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::*;
-use dwarf2btf::btf::verify::{self, Target};
 use dwarf2btf::btf::{read, Kind};
+use dwarf2btf::toolbox::verify::{self, Target};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/attributes");
 

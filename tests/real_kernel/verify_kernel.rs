@@ -18,9 +18,9 @@
 use crate::common::layout_cases;
 
 use crate::common::*;
-use dwarf2btf::btf::kernel;
-use dwarf2btf::btf::verify::{self, Problem, Target};
 use dwarf2btf::rng::Rng;
+use dwarf2btf::toolbox::kernel;
+use dwarf2btf::toolbox::verify::{self, Problem, Target};
 
 /// One single-byte change.
 #[derive(Clone, Copy, Debug)]

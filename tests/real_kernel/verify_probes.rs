@@ -1,6 +1,6 @@
 //! The probe BTF (tests/common/probes.rs: a minimal valid BTF, and copies that each add one
 //! kind, flag or header form a release may lack) judged per release: `verify --kernel-version`
-//! must say what the table of releases (`dwarf2btf::btf::verify::INTRODUCED`) says on each
+//! must say what the table of releases (`dwarf2btf::toolbox::verify::INTRODUCED`) says on each
 //! side of the probe's boundary, and what the running kernel's `bpf(BPF_BTF_LOAD)` says for
 //! its own release. The committed copies in tests/data/probes/ (which scripts/check/kernel-build.sh
 //! loads in the kernels it boots, and tests/real_kernel/kernel_61.rs in Debian's 6.1) must be the
@@ -11,8 +11,8 @@
 
 use crate::common::probes::{committed, probes, verify_valid};
 use crate::common::*;
-use dwarf2btf::btf::kernel;
-use dwarf2btf::btf::verify::{introduced, KernelVersion};
+use dwarf2btf::toolbox::kernel;
+use dwarf2btf::toolbox::verify::{introduced, KernelVersion};
 
 #[test]
 fn committed_probes_are_the_builders() {

@@ -111,8 +111,8 @@ mod verifier;
 
 use std::sync::Arc;
 
-use super::strings::StringTable;
-use super::Btf;
+use crate::btf::strings::StringTable;
+use crate::btf::Btf;
 use header::{check_header, check_strings, scan_records, section};
 use problem::Sink;
 pub use problem::{Problem, MAX_PROBLEMS, RULE_LIMIT};

@@ -28,8 +28,8 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use super::kinds::{self, Kind};
-use super::{Btf, Endian, Type};
+use crate::btf::kinds::{self, Kind};
+use crate::btf::{Btf, Endian, Type};
 
 fn str_or<'a>(btf: &'a Btf, off: u32) -> Cow<'a, str> {
     if off == 0 {

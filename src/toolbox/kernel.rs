@@ -18,10 +18,10 @@
 
 use std::os::fd::OwnedFd;
 
-use super::read::{self, Header};
 use super::verify::KernelVersion;
-use super::write::{HEADER_LEN, LAYOUT_HEADER_LEN};
-use super::Endian;
+use crate::btf::read::{self, Header};
+use crate::btf::write::{HEADER_LEN, LAYOUT_HEADER_LEN};
+use crate::btf::Endian;
 use crate::error::{BtfError, JoinError, Result};
 
 /// The largest verifier log asked for (the kernel's `BPF_BTF_LOAD` takes BTF up to 16 MiB; the
@@ -299,8 +299,9 @@ fn section<'a>(data: &'a [u8], h: &Header, off: u32, len: u32) -> &'a [u8] {
 mod tests {
     use super::*;
     use crate::btf::write::HeaderForm;
-    use crate::btf::{kinds, verify, write, Btf, Kind};
+    use crate::btf::{kinds, write, Btf, Kind};
     use crate::error::Error;
+    use crate::toolbox::verify;
     use std::sync::Arc;
 
     #[test]
