@@ -4,7 +4,8 @@
 //! and exits non-zero. The BTF failures are closed, typed enums, one per stage that finds
 //! them, gimli's way: [`BtfError`] (reading), [`JoinError`] (joining split BTF to its base),
 //! [`RecordError`] (one record), [`BuildError`] (`Btf::add_*`), [`LimitError`] (format
-//! limits), [`DedupError`], [`DistillError`] and [`ConcatError`] (the encoder's chunks).
+//! limits), [`DedupError`], [`DistillError`] and [`ConcatError`] (the encoder's chunks); a
+//! DWARF failure keeps gimli's own error in its [`DwarfCause`].
 
 use std::path::PathBuf;
 
@@ -12,6 +13,7 @@ pub use crate::btf::error::{
     BtfError, BuildError, DistillError, JoinError, LimitError, RecordError,
 };
 pub use crate::dedup::error::DedupError;
+pub use crate::dwarf::error::DwarfCause;
 pub use crate::encode::error::ConcatError;
 
 /// Everything that can go wrong in dwarf2btf.
@@ -44,14 +46,15 @@ pub enum Error {
         reason: String,
     },
     /// A compile unit's DWARF cannot be decoded.
-    #[error("{path}: invalid DWARF at .debug_info+{offset:#x}: {reason}")]
+    #[error("{path}: invalid DWARF at .debug_info+{offset:#x}: {cause}")]
     BadDwarf {
         /// The ELF file.
         path: PathBuf,
         /// Where in `.debug_info` (bytes): the failing DIE when known, else the CU header.
         offset: u64,
-        /// What is wrong with it.
-        reason: String,
+        /// What is wrong with it: gimli's error, or what the encoder cannot take.
+        #[source]
+        cause: DwarfCause,
     },
     /// A DIE, variable or kfunc cannot be turned into BTF.
     #[error("cannot encode {what} at DIE .debug_info+{die_offset:#x}: {reason}")]

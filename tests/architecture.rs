@@ -25,6 +25,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "btf::kinds",
             "btf::error",
             "dedup::error",
+            "dwarf::error",
             "encode::error",
         ],
     ),

@@ -36,6 +36,7 @@ fn name_too_long(name: &[u8]) -> Option<String> {
 pub mod cycles;
 pub mod die_starts;
 mod dies;
+pub mod error;
 mod expr;
 pub mod foreign;
 pub mod functions;

@@ -16,6 +16,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::btf::Endian;
+use crate::dwarf::error::DwarfCause;
 use crate::error::{Error, Result};
 use crate::input::elf::Elf;
 use crate::mapped::Mapped;
@@ -162,7 +163,7 @@ fn load_sup(input: &Path, link: &[u8]) -> Result<DebugSections<'static>> {
     let bad = |reason: String| Error::BadDwarf {
         path: input.to_path_buf(),
         offset: 0,
-        reason,
+        cause: DwarfCause::Malformed(reason),
     };
     let nul = link.iter().position(|&b| b == 0).unwrap_or(link.len());
     let named = Path::new(std::ffi::OsStr::from_bytes(&link[..nul]));
@@ -198,7 +199,7 @@ fn load_sup(input: &Path, link: &[u8]) -> Result<DebugSections<'static>> {
         why(Error::BadDwarf {
             path: path.clone(),
             offset: 0,
-            reason: "it has no .debug_info".into(),
+            cause: "it has no .debug_info".into(),
         })
     })?;
     Ok(sections.into_owned())
@@ -251,7 +252,7 @@ pub fn unit_headers_releasing<'a>(
                     offset: out
                         .last()
                         .map_or(0, |h: &UnitHeader<R<'a>>| h.offset().0 as u64),
-                    reason: format!("bad unit header: {e}"),
+                    cause: DwarfCause::Read(e),
                 })
             }
         }

@@ -18,6 +18,7 @@ use super::variables::{PendingSecinfo, VarEncoder};
 use crate::btf::{Btf, Endian};
 use crate::config::Features;
 use crate::dwarf::cycles::impossible_type;
+use crate::dwarf::error::DwarfCause;
 use crate::dwarf::foreign::UnitIndex;
 use crate::dwarf::functions::{decode_cu_functions, FunctionInfo};
 use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError, TypesScratch};
@@ -155,7 +156,7 @@ impl<'a> EncodeContext<'a, '_> {
         Cu::new(self.dwarf, header, self.endian == Endian::Little).map_err(|e| Error::BadDwarf {
             path: self.path.to_path_buf(),
             offset: header.offset().0 as u64,
-            reason: e.to_string(),
+            cause: DwarfCause::Read(e),
         })
     }
 
@@ -181,7 +182,7 @@ impl<'a> EncodeContext<'a, '_> {
             } else {
                 cu.offset as u64
             },
-            reason: e.reason,
+            cause: e.cause,
         }
     }
 
@@ -289,7 +290,7 @@ impl<'a> EncodeContext<'a, '_> {
                 cu,
                 DecodeError {
                     die_offset,
-                    reason: reason.into(),
+                    cause: DwarfCause::Malformed(reason.into()),
                 },
             ));
         }

@@ -35,6 +35,7 @@ use crate::btf::write::HeaderForm;
 use crate::btf::{write, Btf};
 use crate::config::{Config, Output};
 use crate::dedup::{dedup_store, store_with_base, DedupOptions};
+use crate::dwarf::error::DwarfCause;
 use crate::dwarf::foreign::UnitIndex;
 use crate::dwarf::units::{unit_headers_releasing, DebugSections};
 use crate::encode::chunk::{EncodeContext, EncodeWatch};
@@ -289,7 +290,7 @@ pub fn encode(
     let units = UnitIndex::new(&dwarf, headers).map_err(|e| Error::BadDwarf {
         path: path.to_path_buf(),
         offset: 0,
-        reason: format!("bad .debug_types unit header: {e}"),
+        cause: DwarfCause::Read(e),
     })?;
     let headers = units.headers();
     progress.cus(headers.len());

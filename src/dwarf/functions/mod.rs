@@ -96,6 +96,7 @@ use super::locations::{Loc, Locations};
 use super::types::{Annot, CuTypes, DecodeError, Entry};
 use super::units::{Cu, R};
 use crate::config::Features;
+use crate::dwarf::error::DwarfCause;
 use crate::input::arch::Arch;
 
 mod analysis;
@@ -289,7 +290,7 @@ impl<'a, 'd> Decoder<'a, 'd> {
     pub(super) fn err(&self, off: u32, reason: impl Into<String>) -> DecodeError {
         DecodeError {
             die_offset: self.cu.die_offset(UnitOffset(off as usize)),
-            reason: reason.into(),
+            cause: DwarfCause::Malformed(reason.into()),
         }
     }
 
@@ -298,7 +299,7 @@ impl<'a, 'd> Decoder<'a, 'd> {
         let die_offset = self.cu.die_offset(UnitOffset(off as usize));
         move |e| DecodeError {
             die_offset,
-            reason: format!("reading a subprogram: {e}"),
+            cause: DwarfCause::Read(e),
         }
     }
 

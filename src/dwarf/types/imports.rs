@@ -81,7 +81,8 @@ impl<'a> Walker<'a, '_> {
         let Some(header) = self.units.unit_of(key) else {
             return Err(DecodeError {
                 die_offset: offset,
-                reason: format!("a reference leads to {section}+{offset:#x}, which no unit holds"),
+                cause: format!("a reference leads to {section}+{offset:#x}, which no unit holds")
+                    .into(),
             });
         };
         let sup = in_sup(key);
@@ -161,7 +162,7 @@ impl<'a> Walker<'a, '_> {
     pub(super) fn import(&mut self, key: DieKey) -> Result<u32, DecodeError> {
         self.out.imports.local(key).ok_or_else(|| DecodeError {
             die_offset: describe(key).0,
-            reason: "too many DIEs of other units are referenced from one CU".into(),
+            cause: "too many DIEs of other units are referenced from one CU".into(),
         })
     }
 

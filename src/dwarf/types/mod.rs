@@ -53,7 +53,7 @@ pub fn decode_cu_types<'a>(
     if cu.header.length_including_self() >= IMPORTED as usize {
         return Err(DecodeError {
             die_offset: cu.offset as u64,
-            reason: "the unit is larger than 1 GiB".into(),
+            cause: "the unit is larger than 1 GiB".into(),
         });
     }
     let mut w = Walker::new(dwarf, units, cu, features, scratch);

@@ -10,6 +10,7 @@ use rustc_hash::FxHashMap;
 
 use crate::btf::Kind;
 use crate::dwarf::die_starts::DieStarts;
+use crate::dwarf::error::DwarfCause;
 use crate::dwarf::foreign::Imports;
 use crate::dwarf::units::Cu;
 
@@ -200,14 +201,14 @@ pub struct DecodeError {
     /// The DIE's offset in `.debug_info` (0 when the error is about the whole CU).
     pub die_offset: u64,
     /// What is wrong with it.
-    pub reason: String,
+    pub cause: DwarfCause,
 }
 
 impl From<gimli::Error> for DecodeError {
     fn from(e: gimli::Error) -> Self {
         DecodeError {
             die_offset: 0,
-            reason: e.to_string(),
+            cause: DwarfCause::Read(e),
         }
     }
 }

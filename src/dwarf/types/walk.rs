@@ -13,6 +13,7 @@ use super::walker::{Buffers, Frame, FrameKind, RawMember, RawRef, Walker, RESOLV
 use crate::btf::Kind;
 use crate::config::Features;
 use crate::dwarf::dies::{AbbrevPlans, DieCursor};
+use crate::dwarf::error::DwarfCause;
 use crate::dwarf::foreign::UnitIndex;
 use crate::dwarf::units::{Cu, R};
 use crate::dwarf::{DW_TAG_GNU_ANNOTATION, DW_TAG_LLVM_ANNOTATION};
@@ -209,7 +210,7 @@ impl<'a> Walker<'a, '_> {
     pub(super) fn err(&self, offset: u32, reason: impl Into<String>) -> DecodeError {
         DecodeError {
             die_offset: self.out.die_offset(offset, self.cu.offset as u64),
-            reason: reason.into(),
+            cause: DwarfCause::Malformed(reason.into()),
         }
     }
 

@@ -38,6 +38,7 @@ use super::units::{Cu, R};
 use super::{DW_TAG_GNU_ANNOTATION, DW_TAG_LLVM_ANNOTATION, MAX_CHAIN};
 use crate::btf::Kind;
 use crate::config::Features;
+use crate::dwarf::error::DwarfCause;
 
 /// Where the address of a variable's location is stored, for relocatable inputs whose
 /// section placement must come from the relocation at that spot.
@@ -142,7 +143,7 @@ impl<'a> Decoder<'a, '_> {
     fn err(&self, off: u32, reason: impl Into<String>) -> DecodeError {
         DecodeError {
             die_offset: self.cu.die_offset(UnitOffset(off as usize)),
-            reason: reason.into(),
+            cause: DwarfCause::Malformed(reason.into()),
         }
     }
 

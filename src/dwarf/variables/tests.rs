@@ -439,7 +439,8 @@ fn decode_vars(vars: &[TestVar<'_>]) -> Result<Vec<DecodedVar>, String> {
     let cu = Cu::new(&dwarf, header, true).unwrap();
     let features = Features::default();
     let types = decoded_types(&dwarf, &cu, &features);
-    let vars = decode_cu_variables(&dwarf, &cu, &types, &features).map_err(|e| e.reason)?;
+    let vars =
+        decode_cu_variables(&dwarf, &cu, &types, &features).map_err(|e| e.cause.to_string())?;
     Ok(vars
         .vars
         .iter()
