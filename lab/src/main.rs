@@ -43,7 +43,7 @@ enum Command {
         /// The raw CSV to write (and FILE.provenance.txt beside it).
         #[arg(long, value_name = "FILE")]
         csv: PathBuf,
-        /// Owner counts (`-j`).
+        /// Owner counts (`-j`); 0 is left out (`--owners 0 --per-cu`: per-CU owners alone).
         #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
         owners: Vec<usize>,
         /// Also replay with one owner per compile unit.

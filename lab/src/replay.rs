@@ -50,7 +50,8 @@ impl FoldKind {
 
 /// What the replay varies.
 pub struct Settings {
-    /// Owner counts (`-j`), owner = batch mod N.
+    /// Owner counts (`-j`), owner = batch mod N; 0 is left out (`--owners 0 --per-cu`: the
+    /// one-owner-per-CU regime alone).
     pub owners: Vec<usize>,
     /// Also the one-owner-per-CU regime.
     pub per_cu: bool,
@@ -90,6 +91,7 @@ fn blocks(trace: &SaveTrace, settings: &Settings) -> Vec<Block> {
     let mappings = settings
         .owners
         .iter()
+        .filter(|&&n| n > 0)
         .map(|&n| Mapping::Batches(n))
         .chain(settings.per_cu.then_some(Mapping::PerCu));
     mappings
