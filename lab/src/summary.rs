@@ -77,6 +77,9 @@ fn cell(estimate: Option<[f64; 3]>, scale: f64, digits: usize) -> String {
     }
 }
 
+/// The fewest pairs a verdict is given for: below it a bootstrap interval says little.
+const MIN_PAIRS: usize = 5;
+
 /// A paired comparison: the median of per-round differences, its bootstrap 95 % and 90 %
 /// intervals, and the equivalence margin it is tested against.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -115,10 +118,13 @@ impl Paired {
         })
     }
 
-    /// The verdict: TOST at α = 0.05 (the 90 % interval inside ±margin: "equivalent"),
+    /// The verdict (with at least [`MIN_PAIRS`] pairs): TOST at α = 0.05 (the 90 % interval inside ±margin: "equivalent"),
     /// else the 95 % interval's side of 0 ("shared slower" / "shared faster"), else
     /// "inconclusive".
     pub fn verdict(&self) -> &'static str {
+        if self.pairs < MIN_PAIRS {
+            return "too few pairs";
+        }
         let (m, (lo90, hi90), (lo95, hi95)) = (self.margin, self.ci90, self.ci95);
         let apart = lo95 > 0.0 || hi95 < 0.0;
         match (-m < lo90 && hi90 < m, apart) {
@@ -344,13 +350,19 @@ fn memory_table(header: &[&str], csv: &str) -> Result<String, String> {
         return Ok(String::new());
     };
     let [design, fold, threads] = ["design", "fold", "threads"].map(|c| at(c).unwrap_or(0));
-    let mut rows: BTreeMap<(String, usize, String), Vec<String>> = BTreeMap::new();
+    let (mapping, owners) = (at("mapping"), at("owners"));
+    let mut rows: BTreeMap<(String, String, usize, String), Vec<String>> = BTreeMap::new();
     for line in csv.lines().skip(1).filter(|l| !l.is_empty()) {
         let cells: Vec<&str> = line.split(',').collect();
-        let n: usize = cells[threads]
+        let n: usize = cells[owners.unwrap_or(threads)]
             .parse()
             .map_err(|_| format!("bad row {line}"))?;
-        let key = (cells[fold].to_string(), n, cells[design].to_string());
+        let key = (
+            mapping.map_or("batch", |i| cells[i]).to_string(),
+            cells[fold].to_string(),
+            n,
+            cells[design].to_string(),
+        );
         rows.entry(key).or_insert_with(|| {
             columns
                 .iter()
@@ -363,12 +375,15 @@ fn memory_table(header: &[&str], csv: &str) -> Result<String, String> {
     }
     let mut out = String::from(
         "\nMemory the tables counted before `finish`, KiB (the same in every run of a cell).\n\n\
-         | fold | threads | design | total | shared index | per-owner indexes | records | \
+         | mapping | fold | owners | design | total | shared index | per-owner indexes | records | \
          slack | per-owner bookkeeping | fold heap |\n\
-         |---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
+         |---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
     );
-    for ((fold, threads, design), kib) in rows {
-        out += &format!("| {fold} | {threads} | {design} | {} |\n", kib.join(" | "));
+    for ((mapping, fold, owners, design), kib) in rows {
+        out += &format!(
+            "| {mapping} | {fold} | {owners} | {design} | {} |\n",
+            kib.join(" | ")
+        );
     }
     Ok(out)
 }
@@ -386,8 +401,9 @@ mod tests {
         let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
         let table = memory_table(&header, csv).unwrap();
         assert!(
-            table
-                .ends_with("| trivial | 2 | shared | 10.0 | 2.0 | 0.0 | 4.0 | 1.0 | 1.0 | 2.0 |\n"),
+            table.ends_with(
+                "| batch | trivial | 2 | shared | 10.0 | 2.0 | 0.0 | 4.0 | 1.0 | 1.0 | 2.0 |\n"
+            ),
             "{table}"
         );
     }
@@ -518,6 +534,11 @@ mod tests {
             margin: 1.0,
         };
         assert_eq!(p(-0.5, 0.5).verdict(), "equivalent");
+        let few = Paired {
+            pairs: 4,
+            ..p(-0.5, 0.5)
+        };
+        assert_eq!(few.verdict(), "too few pairs");
         assert_eq!(
             p(0.1, 0.5).verdict(),
             "equivalent (a difference inside the margin)"
