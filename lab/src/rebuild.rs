@@ -120,13 +120,13 @@ mod tests {
         assert_eq!(lengths, [4, 4, 3]);
         assert_eq!(instance.signature_bytes().len(), 40);
         assert_eq!(instance.signature().params(), 3);
-        for (params, bytes) in [(0, 0), (0, 300), (5, 12), (200, 2000)] {
+        // The recorded size, or the smallest signature that holds the count, the hash and the
+        // parameters' one-byte parts.
+        for (params, bytes, len) in [(0, 0, 10), (0, 300, 300), (5, 12, 20), (200, 2000, 2000)] {
             let s = signature(params, bytes, 1);
-            assert_eq!(
-                dwarf2btf::functions::signature::Signature::new(&s).params(),
-                params
-            );
-            assert!(s.len() >= bytes.min(s.len()), "{params} {bytes}");
+            let read = dwarf2btf::functions::signature::Signature::new(&s);
+            assert_eq!(read.params(), params);
+            assert_eq!(s.len(), len, "{params} parameters, {bytes} bytes");
         }
     }
 
