@@ -65,8 +65,8 @@ pub(crate) struct EncodeArgs {
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true,
           default_missing_value = "text")]
     pub(crate) stats: Option<dwarf2btf::stats::Format>,
-    /// Record every save into the function table (worker, function, time) and write them to
-    /// FILE, for replaying the workload against each table design (format: docs/concurrency.md).
+    /// Record every save into the function table (owner, thread, CPU, function, time) and write
+    /// them to FILE, for replaying the workload against each table design (format: docs/concurrency.md).
     #[arg(long = "trace-saves", value_name = "FILE")]
     pub(crate) trace_saves: Option<PathBuf>,
     /// Write the BTF without deduplication (debugging aid).

@@ -1,5 +1,5 @@
 //! What a trace says about its own run (`dwarf2btf-lab inspect`): how long the saves took in
-//! the recorded run, and how close in time two workers came to saving into the same function,
+//! the recorded run, and how close in time two owners came to saving into the same function,
 //! which bounds the contention the shared table could have met; and, for thread counts to
 //! replay at, how many owners its functions get when it is dealt to that many threads.
 
@@ -48,18 +48,22 @@ pub fn inspect(trace: &SaveTrace) -> String {
         (Some(a), Some(b)) => b.start_ns - a.start_ns,
         _ => return "empty trace\n".into(),
     };
-    let mut per_worker = vec![0u64; trace.workers as usize];
+    let mut per_worker = vec![0u64; trace.owners as usize];
+    let mut threads = std::collections::BTreeSet::new();
+    let mut cpus = std::collections::BTreeSet::new();
     // Per entry, its saves' (start, end, worker), in start order (the trace's order).
     let mut by_entry: BTreeMap<u32, Vec<(u64, u64, u16)>> = BTreeMap::new();
     for r in records {
-        if let Some(n) = per_worker.get_mut(usize::from(r.worker)) {
+        if let Some(n) = per_worker.get_mut(usize::from(r.owner)) {
             *n += 1;
         }
+        threads.insert(r.thread);
+        cpus.insert(r.cpu);
         let end = r.start_ns + u64::from(r.duration_ns);
         by_entry
             .entry(r.entry)
             .or_default()
-            .push((r.start_ns, end, r.worker));
+            .push((r.start_ns, end, r.owner));
     }
     let shared = by_entry
         .values()
@@ -89,15 +93,26 @@ pub fn inspect(trace: &SaveTrace) -> String {
         .map(|(n, w)| format!("{n} within {} µs", w / 1000))
         .collect();
     format!(
-        "{} saves into {} of {} functions by {} workers {:?}, over {:.3} s\n\
+        "recorded by commit {}, pipeline version {}, on {} CPUs; saves ran on {} OS threads \
+         and CPUs {:?}\n\
+         {} saves into {} of {} functions by {} owners {:?}, over {:.3} s\n\
          save duration in the recorded run (ns): p50 {}, p90 {}, p99 {}, max {}\n\
-         functions saved by more than one worker: {shared}\n\
-         pairs of saves of one function by different workers: {}; overlapping in time: \
+         functions saved by more than one owner: {shared}\n\
+         pairs of saves of one function by different owners: {}; overlapping in time: \
          {overlapping}\n",
+        if trace.commit.is_empty() {
+            "unknown"
+        } else {
+            &trace.commit
+        },
+        trace.pipeline,
+        trace.cpus,
+        threads.len(),
+        cpus,
         records.len(),
         by_entry.len(),
         trace.entries,
-        trace.workers,
+        trace.owners,
         per_worker,
         span as f64 / 1e9,
         q(0.5),
@@ -113,16 +128,14 @@ mod tests {
     use super::*;
     use dwarf2btf::functions::trace::SaveRecord;
 
-    fn save(start_ns: u64, duration_ns: u32, entry: u32, worker: u16) -> SaveRecord {
+    fn save(start_ns: u64, duration_ns: u32, entry: u32, owner: u16) -> SaveRecord {
         SaveRecord {
             start_ns,
             duration_ns,
             entry,
-            order: (0, 0),
-            batch: 0,
-            worker,
-            flags: 0,
-            params: 0,
+            owner,
+            thread: u32::from(owner),
+            ..SaveRecord::default()
         }
     }
 
@@ -130,7 +143,7 @@ mod tests {
     fn counts_near_and_overlapping_saves_of_different_workers() {
         let trace = SaveTrace {
             entries: 3,
-            workers: 2,
+            owners: 2,
             records: vec![
                 save(0, 600, 0, 0),
                 save(500, 10, 0, 1),
@@ -139,15 +152,16 @@ mod tests {
                 save(5_000, 10, 0, 1),
                 save(2_000_000, 10, 2, 1),
             ],
+            ..SaveTrace::default()
         };
         let report = inspect(&trace);
         assert!(
-            report.contains("6 saves into 3 of 3 functions by 2 workers [3, 3]"),
+            report.contains("6 saves into 3 of 3 functions by 2 owners [3, 3]"),
             "{report}"
         );
-        assert!(report.contains("more than one worker: 1\n"), "{report}");
+        assert!(report.contains("more than one owner: 1\n"), "{report}");
         assert!(
-            report.contains("workers: 1 within 1 µs, 2 within 10 µs, 2 within 100 µs, 2 within 1000 µs; overlapping in time: 1\n"),
+            report.contains("owners: 1 within 1 µs, 2 within 10 µs, 2 within 100 µs, 2 within 1000 µs; overlapping in time: 1\n"),
             "{report}"
         );
         assert_eq!(

@@ -6,7 +6,12 @@
 
 mod inspect;
 mod model;
+mod pin;
+mod provenance;
+mod rebuild;
 mod replay;
+mod run;
+mod schedule;
 mod summary;
 mod workload;
 
@@ -28,18 +33,26 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Replay a save trace at each thread count against each design and fold; one CSV row per
-    /// run. A trace's batches are dealt to the threads in turn, as the pipeline's workers
-    /// claim them, each batch's saves in their recorded order.
+    /// Replay a save trace against each design and fold under the pipeline's owner/batch
+    /// semantics (owner = batch mod N, a batch's saves one burst once its recorded work is
+    /// done, each owner's batches in order), at each owner count and, with `--per-cu`, with an
+    /// owner per compile unit; one CSV row per run, and a provenance sidecar beside the CSV.
     Replay {
         /// The trace (`dwarf2btf --trace-saves`, or `dwarf2btf-lab generate`).
         trace: PathBuf,
-        /// The raw CSV to write.
+        /// The raw CSV to write (and FILE.provenance.txt beside it).
         #[arg(long, value_name = "FILE")]
         csv: PathBuf,
-        /// Thread counts.
+        /// Owner counts (`-j`); 0 is left out (`--owners 0 --per-cu`: per-CU owners alone).
         #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
-        threads: Vec<usize>,
+        owners: Vec<usize>,
+        /// Also replay with one owner per compile unit.
+        #[arg(long)]
+        per_cu: bool,
+        /// One replay thread per owner (more threads than CPUs are preempted), instead of the
+        /// pipeline's min(owners, CPUs).
+        #[arg(long)]
+        thread_per_owner: bool,
         /// Designs.
         #[arg(
             long,
@@ -51,12 +64,16 @@ enum Command {
         /// allocation).
         #[arg(long, value_delimiter = ',', default_value = "summary,trivial")]
         folds: Vec<FoldKind>,
-        /// Timed runs per (threads, fold, design), interleaved; one untimed warm-up each first.
+        /// Rounds: timed runs per cell, each round every cell once, designs in a random order
+        /// per round; one untimed warm-up round first.
         #[arg(long, default_value_t = 20)]
         runs: usize,
-        /// Busy work between two saves of a thread, in ns (lowers the save rate).
-        #[arg(long, default_value_t = 0)]
-        work_ns: u64,
+        /// Multiplies the recorded work between saves (1: as recorded; 0: back to back).
+        #[arg(long, default_value_t = 1.0)]
+        gap_scale: f64,
+        /// Seed of the design order (recorded in the CSV).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
         /// Do not time each save (no latency columns; the two clock reads per save leave the
         /// wall time).
         #[arg(long)]
@@ -66,13 +83,23 @@ enum Command {
         /// so in the CSV's last column, `pinned`.
         #[arg(long)]
         pin: bool,
-        /// Also write each combination's last run as a trace, `PREFIX-design-fold-threads.saves`
-        /// (start, duration, entry and thread of every save), for `model --as-recorded`.
+        /// Also write each cell's last run as a trace, `PREFIX-design-fold-owners.saves`
+        /// (start, duration, entry, owner and thread of every save), for `model --as-recorded`.
         #[arg(long, value_name = "PREFIX")]
         timeline: Option<PathBuf>,
     },
-    /// Print the median of each column of a replay CSV per (fold, threads, design), with its
-    /// bootstrap 95 % confidence interval, as a Markdown table.
+    /// Write FILE.provenance.txt beside FILE: commit, rustc, CPU model, cores, load, date and
+    /// the command that made FILE.
+    Provenance {
+        /// The file the sidecar describes.
+        file: PathBuf,
+        /// The command that made it.
+        #[arg(long)]
+        command: String,
+    },
+    /// Print the median of each column of a replay CSV per cell, with its bootstrap 95 %
+    /// interval, and shared's paired differences with each other design (per round), with
+    /// bootstrap intervals and an equivalence verdict (TOST), as Markdown tables.
     Summary {
         /// The CSV `replay` wrote.
         csv: PathBuf,
@@ -82,6 +109,9 @@ enum Command {
         /// The bootstrap's random seed (the output is a function of the CSV and the seed).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// The equivalence margin, as a fraction of save-merge's median in the same cell.
+        #[arg(long, default_value_t = 0.05)]
+        margin: f64,
         /// Also write the medians and intervals as columns for gnuplot to FILE.
         #[arg(long, value_name = "FILE")]
         plot_data: Option<PathBuf>,
@@ -134,45 +164,61 @@ fn main() -> ExitCode {
     }
 }
 
+/// The trace at `path`; an error names the file.
+fn read_trace(path: &PathBuf) -> Result<SaveTrace, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    SaveTrace::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 fn run(command: Command) -> Result<(), String> {
     let read = |path: &PathBuf| std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()));
     match command {
         Command::Replay {
             trace,
             csv,
-            threads,
+            owners,
+            per_cu,
+            thread_per_owner,
             designs,
             folds,
             runs,
-            work_ns,
+            gap_scale,
+            seed,
             no_latency,
             pin,
             timeline,
         } => {
-            let trace = SaveTrace::read(&read(&trace)?)?;
+            let trace = read_trace(&trace)?;
             let settings = Settings {
-                threads,
+                owners,
+                per_cu,
+                thread_per_owner,
                 designs,
                 folds,
                 runs,
-                work_ns,
+                gap_scale,
+                seed,
                 latency: !no_latency,
                 pin,
                 timeline,
             };
+            let command: Vec<String> = std::env::args().collect();
+            provenance::write(&csv, &command.join(" "))?;
             let file =
                 std::fs::File::create(&csv).map_err(|e| format!("{}: {e}", csv.display()))?;
             replay::replay_all(&trace, &settings, std::io::BufWriter::new(file))
                 .map_err(|e| format!("{}: {e}", csv.display()))
         }
+        Command::Provenance { file, command } => provenance::write(&file, &command),
         Command::Summary {
             csv,
             resamples,
             seed,
+            margin,
             plot_data,
         } => {
             let text = String::from_utf8(read(&csv)?).map_err(|e| e.to_string())?;
-            let summary = summary::summarize(&text, resamples, seed)?;
+            let summary = summary::summarize(&text, resamples, seed, margin)?;
             print!("{}", summary.markdown);
             match plot_data {
                 Some(path) => std::fs::write(&path, summary.plot_data)
@@ -181,7 +227,7 @@ fn run(command: Command) -> Result<(), String> {
             }
         }
         Command::Inspect { trace, threads } => {
-            let trace = SaveTrace::read(&read(&trace)?)?;
+            let trace = read_trace(&trace)?;
             print!("{}", inspect::inspect(&trace));
             print!("{}", inspect::owners(&trace, &threads));
             Ok(())
@@ -194,7 +240,7 @@ fn run(command: Command) -> Result<(), String> {
             hold_ns,
             as_recorded,
         } => {
-            let trace = SaveTrace::read(&read(&trace)?)?;
+            let trace = read_trace(&trace)?;
             let settings = model::ModelSettings {
                 cores,
                 windows: window_ns,

@@ -5,7 +5,7 @@
 //!
 //! - **timing.** `recorded`: the pipeline's schedule: batches are claimed in order by the
 //!   first free core, each batch takes as long as it took in the recorded run (from its
-//!   first save to the same worker's next batch's first save), and its saves keep their
+//!   first save to the same OS thread's next batch's first save), and its saves keep their
 //!   recorded offsets within it; cores run at the recorded speed. `--save-ns D`: the replay's
 //!   schedule: batch `b` to core `b mod N`, saves back to back, one every `D` ns.
 //! - **CAS conflicts (shared).** A push by core `c` onto an entry's list fails once for each
@@ -49,7 +49,7 @@ pub struct ModelSettings {
     pub save_ns: Option<u64>,
     /// How long a dashmap save holds its shard, ns.
     pub hold_ns: u64,
-    /// Take the trace's times, workers and durations as they are (see `main.rs`).
+    /// Take the trace's times, threads and durations as they are (see `main.rs`).
     pub as_recorded: bool,
 }
 
@@ -98,13 +98,13 @@ fn schedule(trace: &SaveTrace, cores: usize, save_ns: Option<u64>, hold: u64) ->
             for r in &trace.records {
                 by_batch[r.batch as usize].push(r);
             }
-            // Each batch's length: to the same worker's next batch's first save (its last
+            // Each batch's length: to the same thread's next batch's first save (its last
             // batch: its own span, which leaves out the encoding after its last save).
             let first = |b: &[&dwarf2btf::functions::trace::SaveRecord]| {
                 b.iter().map(|r| r.start_ns).min().unwrap_or(0)
             };
             let mut length = vec![0u64; batches as usize];
-            let mut last_of_worker: HashMap<u16, usize> = HashMap::new();
+            let mut last_of_thread: HashMap<u32, usize> = HashMap::new();
             let mut order: Vec<usize> = (0..batches as usize).collect();
             order.sort_by_key(|&b| first(&by_batch[b]));
             for &b in &order {
@@ -114,7 +114,7 @@ fn schedule(trace: &SaveTrace, cores: usize, save_ns: Option<u64>, hold: u64) ->
                 let span =
                     by_batch[b].iter().map(|r| r.start_ns).max().unwrap_or(0) - first(&by_batch[b]);
                 length[b] = span;
-                if let Some(prev) = last_of_worker.insert(r.worker, b) {
+                if let Some(prev) = last_of_thread.insert(r.thread, b) {
                     length[prev] = first(&by_batch[b]) - first(&by_batch[prev]);
                 }
             }
@@ -139,14 +139,24 @@ fn schedule(trace: &SaveTrace, cores: usize, save_ns: Option<u64>, hold: u64) ->
     events
 }
 
-/// The trace's saves as they were recorded: its worker is the core, its duration the hold.
+/// The OS threads of `trace`'s saves, each with the core it gets as recorded (in order of
+/// thread id).
+fn thread_cores(trace: &SaveTrace) -> HashMap<u32, usize> {
+    let mut threads: Vec<u32> = trace.records.iter().map(|r| r.thread).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    threads.into_iter().zip(0..).collect()
+}
+
+/// The trace's saves as they were recorded: its thread is the core, its duration the hold.
 fn as_recorded(trace: &SaveTrace) -> Vec<Event> {
+    let cores = thread_cores(trace);
     let mut events: Vec<Event> = trace
         .records
         .iter()
         .map(|r| Event {
             time: r.start_ns,
-            core: usize::from(r.worker).min(63),
+            core: cores[&r.thread].min(63),
             entry: r.entry,
             hold: u64::from(r.duration_ns),
         })
@@ -290,7 +300,7 @@ pub fn model_all(
         (false, None) => "recorded".into(),
     };
     let (cores_list, windows) = if settings.as_recorded {
-        (vec![trace.workers as usize], vec![None])
+        (vec![thread_cores(trace).len().max(1)], vec![None])
     } else {
         (
             settings.cores.clone(),

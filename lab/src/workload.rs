@@ -59,7 +59,8 @@ pub struct Params {
 /// The trace of `params`' workload: each save picks a function by Zipf rank, and a batch among
 /// the function's `spread` batches (drawn once per function); each batch's saves are then
 /// shuffled, and the DWARF order of an instance is (its batch, its position in the batch).
-/// Times are the save's position; no durations (they are the replay's to measure).
+/// Times are the save's position; no durations (they are the replay's to measure). Each
+/// function has one prototype (its hash is its entry), two parameters of 4-byte names.
 pub fn generate(params: &Params) -> SaveTrace {
     let mut rng = Rng::new(params.seed);
     let functions = params.functions.max(1);
@@ -97,20 +98,20 @@ pub fn generate(params: &Params) -> SaveTrace {
         for (pos, entry) in (0..).zip(entries) {
             records.push(SaveRecord {
                 start_ns: records.len() as u64,
-                duration_ns: 0,
                 entry,
                 order: (batch, pos),
                 batch,
-                worker: 0,
-                flags: 0,
                 params: 2,
+                name_bytes: 8,
+                sig_bytes: 7,
+                proto: u64::from(entry),
+                ..SaveRecord::default()
             });
         }
     }
     SaveTrace {
-        entries: functions,
-        workers: 1,
         records,
+        ..SaveTrace::new(functions, 1)
     }
 }
 
@@ -120,14 +121,10 @@ mod tests {
 
     fn record(batch: u32, entry: u32) -> SaveRecord {
         SaveRecord {
-            start_ns: 0,
-            duration_ns: 0,
             entry,
             order: (batch, entry),
             batch,
-            worker: 0,
-            flags: 0,
-            params: 0,
+            ..SaveRecord::default()
         }
     }
 
@@ -135,7 +132,7 @@ mod tests {
     fn deal_keeps_batches_whole_and_in_order() {
         let trace = SaveTrace {
             entries: 10,
-            workers: 2,
+            owners: 2,
             records: vec![
                 record(1, 5),
                 record(0, 1),
@@ -143,6 +140,7 @@ mod tests {
                 record(1, 6),
                 record(0, 2),
             ],
+            ..SaveTrace::default()
         };
         assert_eq!(deal(&trace, 2), [vec![1, 4, 2], vec![0, 3]]);
         assert_eq!(deal(&trace, 1), [vec![1, 4, 0, 3, 2]]);

@@ -2,7 +2,8 @@
 # The counted memory of each function-table design on the reference kernel
 # (docs/concurrency.md, "Memory per design, counted"): runs `dwarf2btf --stats` for every
 # design at each -j, keeps the `function table memory` line, checks that every run wrote the
-# same BTF, and writes docs/bench/memory.csv (MiB per part) and docs/bench/memory.svg.
+# same BTF, and writes docs/bench/memory.csv (MiB per part, with its provenance sidecar) and
+# docs/bench/memory.svg.
 #
 #   scripts/bench/memory-figure.sh
 #   JOBS="1 2 8 64" OUT=/tmp/fig scripts/bench/memory-figure.sh
@@ -40,6 +41,10 @@ if [ "$(md5sum "$tmp"/*.btf | cut -d' ' -f1 | sort -u | wc -l)" != 1 ]; then
   echo "memory-figure.sh: the designs wrote different BTF" >&2
   exit 1
 fi
+cargo build --release --quiet -p dwarf2btf-lab
+# shellcheck source=scripts/bench/provenance.sh
+source scripts/bench/provenance.sh
+provenance "$OUT/memory.csv" "JOBS=\"$JOBS\" OUT=$OUT scripts/bench/memory-figure.sh"
 fi
 column -s, -t "$OUT/memory.csv"
 {

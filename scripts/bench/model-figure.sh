@@ -4,10 +4,12 @@
 #      (docs/bench/model-kernel.csv), over a generated many-owners workload back to back
 #      (docs/bench/model-spread64.csv), and over generated workloads with 1 to 34 owners per
 #      function at 64 cores (docs/bench/model-owners.csv), with a plot (docs/bench/model.svg);
-#   2. the check against this machine: the replay runs the kernel trace at 2 threads and the
-#      generated one at 2, 16 and 64 threads with --timeline, and the model is run over each
-#      run's timeline as recorded; counted and predicted CAS failures (shared) and shard lock
-#      waits (dashmap) side by side (docs/bench/model-check.csv).
+#   2. the check against this machine: the replay runs the kernel trace at 2 owners and the
+#      generated one at 2, 16 and 64 owners (one thread per owner) with --timeline, saves back
+#      to back, and the model is run over each run's timeline as recorded; counted and
+#      predicted CAS failures (shared) and shard lock waits (dashmap) side by side
+#      (docs/bench/model-check.csv).
+#   Every CSV gets a provenance sidecar (scripts/bench/provenance.sh).
 #
 #   scripts/bench/model-figure.sh
 #   RUNS=5 OUT=/tmp/fig scripts/bench/model-figure.sh
@@ -24,6 +26,10 @@ if [ -z "${LAB:-}" ]; then
   LAB=${CARGO_TARGET_DIR:-target}/release/dwarf2btf-lab
 fi
 mkdir -p "$OUT"
+# shellcheck source=scripts/bench/provenance.sh
+source scripts/bench/provenance.sh
+"$LAB" inspect "$TRACE" >/dev/null # refuses a trace of another format or pipeline version
+COMMAND="RUNS=$RUNS OUT=$OUT TRACE=$TRACE scripts/bench/model-figure.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$LAB" generate --out "$tmp/spread64.saves" --functions 4096 --saves 200000 --spread 64 \
@@ -57,17 +63,18 @@ echo "trace,design,fold,threads,counted,predicted" >"$OUT/model-check.csv"
 for name in kernel spread64; do
   trace=$TRACE threads=2
   [ "$name" = spread64 ] && trace=$tmp/spread64.saves threads=2,16,64
-  "$LAB" replay "$trace" --csv "$tmp/$name.csv" --threads $threads --designs shared,dashmap \
-    --runs "$RUNS" --timeline "$tmp/$name" 2>/dev/null
+  "$LAB" replay "$trace" --csv "$tmp/$name.csv" --owners $threads --designs shared,dashmap \
+    --runs "$RUNS" --gap-scale 0 --thread-per-owner --timeline "$tmp/$name" 2>"$tmp/log" ||
+    { cat "$tmp/log" >&2; exit 1; }
   for n in ${threads//,/ }; do
     for design in shared dashmap; do
-      # replay columns: cas_failures = 12, lock_waits = 13; model: cas_failures = 10,
-      # lock_waits_8 = 16
-      col=12 mcol=10
-      [ "$design" = dashmap ] && col=13 mcol=16
+      # replay columns: owners = 4, round = 7, cas_failures = 17, lock_waits = 18; model:
+      # cas_failures = 10, lock_waits_8 = 16
+      col=17 mcol=10
+      [ "$design" = dashmap ] && col=18 mcol=16
       for fold in summary trivial; do
         counted=$(awk -F, -v d=$design -v f=$fold -v t="$n" -v r="$RUNS" -v c=$col \
-          '$1==d && $2==f && $3==t && $4==r {print $c}' "$tmp/$name.csv")
+          '$1==d && $2==f && $4==t && $7==r {print $c}' "$tmp/$name.csv")
         predicted=$("$LAB" model "$tmp/$name-$design-$fold-$n.saves" --as-recorded |
           awk -F, -v c=$mcol 'NR==2 {print $c}')
         echo "$name,$design,$fold,$n,$counted,$predicted" >>"$OUT/model-check.csv"
@@ -76,6 +83,9 @@ for name in kernel spread64; do
   done
 done
 column -s, -t "$OUT/model-check.csv"
+for f in model-kernel model-spread64 model-owners model-check; do
+  provenance "$OUT/$f.csv" "$COMMAND"
+done
 
 # The plot: per save, predicted cache-line transfers (packed and padded layouts), and per run,
 # CAS failures and shard lock waits, against cores, for the kernel trace (window 100 ns).

@@ -198,7 +198,14 @@ impl FuncInstance {
 
     /// The prototype in a form comparable across chunks.
     pub fn signature(&self) -> Signature<'_> {
-        Signature::new(&self.packed[Packed::word(&self.packed, 8) as usize..])
+        Signature::new(self.signature_bytes())
+    }
+
+    /// The signature's bytes, as [`signature::write`] wrote them.
+    ///
+    /// [`signature::write`]: crate::functions::signature::write
+    pub fn signature_bytes(&self) -> &[u8] {
+        &self.packed[Packed::word(&self.packed, 8) as usize..]
     }
 
     /// The bytes the instance holds on the heap.

@@ -333,11 +333,12 @@ fn jobs_comparison_detects_a_changed_output() {
 }
 
 /// `--trace-saves` changes no output byte, and records one save per instance the table's
-/// `--stats` counts, each by a worker of the run into an entry of its table, sorted by time;
-/// the distinct (function, worker) pairs are the table's per-owner folds.
+/// `--stats` counts, each by an owner of the run into an entry of its table, sorted by time,
+/// batch b by owner b mod 2 and each owner's batches in order (pipeline version 2); the
+/// distinct (function, owner) pairs are the table's per-owner folds.
 #[test]
 fn trace_saves_records_every_save_and_changes_nothing() {
-    use dwarf2btf::functions::trace::SaveTrace;
+    use dwarf2btf::functions::trace::{SaveTrace, PIPELINE_VERSION};
     let dir = scratch("trace_saves");
     let (plain, traced, trace) = (
         dir.join("plain.btf"),
@@ -360,7 +361,9 @@ fn trace_saves_records_every_save_and_changes_nothing() {
     }
     let trace = SaveTrace::read(&std::fs::read(trace).unwrap()).unwrap();
     assert_eq!(trace.records.len() as u64, counters.saved);
-    assert!(counters.saved > 0 && trace.workers == 2);
+    assert!(counters.saved > 0 && trace.owners == 2);
+    assert_eq!(trace.pipeline, PIPELINE_VERSION);
+    assert!(trace.threads >= 1 && trace.cpus >= 1);
     assert!(trace
         .records
         .windows(2)
@@ -368,9 +371,29 @@ fn trace_saves_records_every_save_and_changes_nothing() {
     assert!(trace
         .records
         .iter()
-        .all(|r| u32::from(r.worker) < trace.workers && r.entry < trace.entries));
+        .all(|r| u32::from(r.owner) < trace.owners && r.entry < trace.entries));
+    // The pipeline's semantics (pipeline version 2): batch b is owner b mod 2's, and each
+    // owner saves its batches in batch order.
+    assert!(trace
+        .records
+        .iter()
+        .all(|r| r.batch % 2 == u32::from(r.owner)));
+    for owner in 0..2 {
+        let batches: Vec<u32> = (trace.records.iter())
+            .filter(|r| r.owner == owner)
+            .map(|r| r.batch)
+            .collect();
+        assert!(batches.windows(2).all(|w| w[0] <= w[1]), "{batches:?}");
+    }
+    // The instance's shape: its signature's size and hash, its parameters' name bytes.
+    assert!(trace.records.iter().all(|r| r.sig_bytes > 0));
+    assert!(trace
+        .records
+        .iter()
+        .any(|r| r.name_bytes > 0 && r.params > 0));
+    assert!(trace.threads as usize <= trace.records.len());
     let pairs: std::collections::HashSet<(u32, u16)> =
-        trace.records.iter().map(|r| (r.entry, r.worker)).collect();
+        trace.records.iter().map(|r| (r.entry, r.owner)).collect();
     assert_eq!(pairs.len() as u64, counters.folds);
 }
 
