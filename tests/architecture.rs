@@ -50,16 +50,6 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("main", &["main"]),
 ];
 
-/// The circles between files still to break, each named by its files, sorted (a module and
-/// the children that use its types through `super::`). The test fails on any other circle, and
-/// on one of these that has gone, so the list only shrinks.
-const KNOWN_CIRCLES: &[&[&str]] = &[&[
-    "src/dedup/ahead.rs",
-    "src/dedup/hypot.rs",
-    "src/dedup/mod.rs",
-    "src/dedup/refs.rs",
-]];
-
 /// One source file: its module path and where its text is.
 struct File {
     module: Vec<String>,
@@ -692,26 +682,14 @@ fn imports_point_down_the_order() {
 #[test]
 fn no_files_import_each_other_in_a_circle() {
     let g = graph(&src_dir());
-    let found = circles(&g);
-    let new: Vec<String> = found
+    let found: Vec<String> = circles(&g)
         .iter()
-        .filter(|(files, _)| !KNOWN_CIRCLES.iter().any(|k| k == files))
         .map(|(files, text)| format!("{text}\n    files: {}", files.join(", ")))
         .collect();
     assert!(
-        new.is_empty(),
+        found.is_empty(),
         "files importing each other in a circle:{}",
-        new.join("\n")
-    );
-    let gone: Vec<String> = KNOWN_CIRCLES
-        .iter()
-        .filter(|k| !found.iter().any(|(files, _)| files == *k))
-        .map(|k| k.join(", "))
-        .collect();
-    assert!(
-        gone.is_empty(),
-        "circles of KNOWN_CIRCLES no longer there (remove them from the list):\n{}",
-        gone.join("\n")
+        found.join("\n")
     );
 }
 

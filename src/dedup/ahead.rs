@@ -7,7 +7,7 @@
 //! entries a fixed number of ids ahead of the loop (into L2/L3, not L1, so the walk's own
 //! working set stays) turns those misses into hits.
 
-use super::Graph;
+use super::state::Graph;
 
 /// How many ids ahead of the struct phase the records are prefetched: about two compile
 /// units of the kernel (how it was chosen: docs/dedup-performance.md).
@@ -70,20 +70,4 @@ impl Ahead {
             self.templates += 1;
         }
     }
-}
-
-/// Asks the CPU to bring the line holding `v` into the outer caches (L2/L3, `prefetcht2`).
-#[inline(always)]
-pub(super) fn prefetch_outer<T>(v: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint with no architectural effect, and the address comes from
-    // a reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(
-            (v as *const T).cast::<i8>(),
-            std::arch::x86_64::_MM_HINT_T2,
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = v;
 }

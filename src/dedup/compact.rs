@@ -14,8 +14,9 @@
 
 use std::sync::Arc;
 
+use super::hypot::UNPROCESSED;
+use super::state::Dedup;
 use super::table::CandTable;
-use super::{Dedup, UNPROCESSED};
 use crate::btf::kinds::MAX_NR_TYPES;
 use crate::btf::types::for_each_type_id_word;
 use crate::error::{DedupError, Result};

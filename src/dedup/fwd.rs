@@ -8,7 +8,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::Dedup;
+use super::state::Dedup;
 use crate::btf::kinds::kind;
 
 /// Marks a name shared by several canonical composites.

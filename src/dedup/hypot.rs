@@ -12,7 +12,8 @@
 //! the line of the canonical id's neighbours as in libbpf's array. Entries hold
 //! `candidate + 1`, so that 0 is "unmapped" and a fresh page is zeroed memory.
 
-use super::UNPROCESSED;
+/// `BTF_UNPROCESSED_ID`: "nothing yet" in the canonical map and the hypothetical map.
+pub(crate) const UNPROCESSED: u32 = u32::MAX;
 
 /// Ids per page.
 const PAGE: usize = 1 << 12;

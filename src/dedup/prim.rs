@@ -10,7 +10,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::hash;
-use super::Dedup;
+use super::state::Dedup;
 use crate::btf::kinds::kind;
 
 /// A shortcut past libbpf's candidate chain for full enums. Enums hash by name alone, so all

@@ -41,7 +41,9 @@ use std::hash::{Hash, Hasher};
 
 use super::handover::{self, StructFrontier};
 use super::hash::{self, kind_of};
-use super::{Dedup, Recs, UNPROCESSED};
+use super::hypot::UNPROCESSED;
+use super::records::Recs;
+use super::state::Dedup;
 use crate::btf::kinds::kind;
 use crate::btf::store::Rec;
 use crate::btf::types::for_each_type_id_word;

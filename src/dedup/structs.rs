@@ -28,7 +28,7 @@
 use super::ahead::Ahead;
 use super::hash::{self, kind_of, vlen};
 use super::hypot::HypotMap;
-use super::{Dedup, Graph};
+use super::state::{Dedup, Graph};
 use crate::btf::kinds::{kind, MAX_NR_TYPES};
 use crate::btf::store::Rec;
 use crate::error::{DedupError, Result};
