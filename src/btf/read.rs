@@ -2,7 +2,7 @@
 //! either from a file.
 //!
 //! Parsing checks only what is needed to hold the data safely (header bounds, record sizes,
-//! known kinds); the kernel's full rule set lives in [`super::verify`].
+//! known kinds); the kernel's full rule set lives in `toolbox::verify`.
 
 use std::borrow::Cow;
 use std::path::Path;

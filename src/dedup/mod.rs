@@ -9,7 +9,7 @@
 //! copies of `struct task_struct`, `int`, `const char *` ...; dedup merges them, resolving
 //! forward declarations against full definitions on the way.
 //!
-//! The state (`state.rs`, [`Dedup`] there) is that of libbpf's `struct btf_dedup`:
+//! The state (`state.rs`, `Dedup` there) is that of libbpf's `struct btf_dedup`:
 //!
 //! * `map[id]`: the canonical id of `id` (itself when canonical), `UNPROCESSED` (`u32::MAX`)
 //!   before a decision. VAR and DATASEC map to
