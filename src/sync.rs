@@ -21,13 +21,19 @@ pub use loom::{
 };
 
 /// A lock whose `lock` cannot fail (poisoning dropped, as `parking_lot`'s): loom's `Mutex`,
-/// so that loom sees the per-owner hand-overs of save-merge and the private index.
+/// so that loom sees the per-owner hand-overs of save-merge and the private index, and the
+/// pipeline's per-owner saver locks (`pipeline::owners`).
 #[cfg(dwarf2btf_loom)]
 #[derive(Default)]
 pub struct Mutex<T>(loom::sync::Mutex<T>);
 
 #[cfg(dwarf2btf_loom)]
 impl<T> Mutex<T> {
+    /// An unlocked mutex holding `value`.
+    pub fn new(value: T) -> Self {
+        Mutex(loom::sync::Mutex::new(value))
+    }
+
     /// Locks the mutex (a panic while it was held is not an error here).
     pub fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
         self.0

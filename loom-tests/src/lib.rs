@@ -187,3 +187,69 @@ pub fn spawn_struct_phase(
     };
     (map, progress, writer)
 }
+
+/// The batches of the owner hand-over model, `(batch, entries saved)`: with two owners, batch
+/// `b` belongs to owner `b % 2`, so owner 0 saves batches 0 and 2 (entries 0, 1, then 0 again)
+/// and owner 1 batch 1 (entry 0, the same list).
+const HANDOVER_BATCHES: [(usize, &[u32]); 3] = [(0, &[0, 1]), (1, &[0]), (2, &[0])];
+
+/// Batch `b`'s instances as the pipeline hands them to its owner: `(entry, (owner, id))`, the
+/// id unique per save (`10 × b + i`).
+fn handover_batch(b: usize, entries: &[u32]) -> Vec<(u32, Inst)> {
+    (0..)
+        .zip(entries)
+        .map(|(i, &entry)| (entry, (b as Owner % 2, 10 * b as u32 + i)))
+        .collect()
+}
+
+/// The owner hand-over of the pipeline (`dwarf2btf::pipeline::owners`) on a table `F`: thread
+/// A saves batch 0 as owner 0; thread B takes owner 0's lock and saves batch 2 (or, if it gets
+/// there first, leaves it waiting for batch 0); thread C saves batch 1 as owner 1 into the same
+/// entry. After the joins and the savers' drop, `finish` must equal a sequential run's (every
+/// save exactly once, each owner's instances in batch order) and pass [`check_folds`].
+pub fn owner_handover<F: FuncTable<Vec<Inst>> + Send + 'static>() {
+    use dwarf2btf::pipeline::owners::{BoxedSaver, Owners};
+    // The sequential run: each batch through its owner's saver, in batch order.
+    let sequential = {
+        let table = F::new(2, 2);
+        let mut savers = [table.saver(0), table.saver(1)];
+        for (b, entries) in HANDOVER_BATCHES {
+            for (entry, instance) in handover_batch(b, entries) {
+                savers[b % 2].save(entry, instance);
+            }
+        }
+        drop(savers);
+        table.finish()
+    };
+    // The savers move into threads, so they must borrow a table that lives as long as any
+    // thread: a leaked one, taken back once every thread is joined and every saver dropped.
+    let raw = Box::into_raw(Box::new(F::new(2, 2)));
+    // SAFETY: `raw` comes from `Box::into_raw` just above and is freed only below, after every
+    // thread that borrowed through this reference has been joined and every saver dropped.
+    let table: &'static F = unsafe { &*raw };
+    let owners =
+        Arc::new(Owners::new((0..2).map(|owner| {
+            Box::new(table.saver(owner)) as BoxedSaver<'static, Vec<Inst>>
+        })));
+    let threads: Vec<_> = [0, 2, 1]
+        .into_iter()
+        .map(|b| {
+            let owners = Arc::clone(&owners);
+            let (b, entries) = HANDOVER_BATCHES[b];
+            thread::spawn(move || owners.save(b, handover_batch(b, entries)))
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    drop(Arc::try_unwrap(owners).unwrap_or_else(|_| panic!("a thread outlived its join")));
+    // SAFETY: every saver borrowing `table` was dropped just above, and every thread joined, so
+    // `raw`, from `Box::into_raw` above, is freed once and nothing refers to it.
+    let folds = unsafe { Box::from_raw(raw) }.finish();
+    let want: Vec<Vec<Inst>> = sequential.iter().map(|folds| folds.concat()).collect();
+    check_folds(folds.clone(), &want);
+    assert_eq!(
+        folds, sequential,
+        "the folds differ from a sequential run's"
+    );
+}
