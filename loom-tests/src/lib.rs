@@ -253,3 +253,44 @@ pub fn owner_handover<F: FuncTable<Vec<Inst>> + Send + 'static>() {
         "the folds differ from a sequential run's"
     );
 }
+
+/// Type 3 is the FWD of the dedup hand-over models.
+fn is_fwd(id: u32) -> bool {
+    id == 3
+}
+
+/// The dedup hand-over model "published mappings are seen": the struct phase maps 2 → 1 (1
+/// canonical), publishes past them and finishes; the classifier must read type 2's final
+/// canonical id, 1.
+pub fn published_mappings_are_seen() {
+    use dwarf2btf::sync::Ordering;
+    let (map, progress, writer) = spawn_struct_phase(4, |map, progress| {
+        map[1].store(1, Ordering::Relaxed);
+        map[2].store(1, Ordering::Relaxed);
+        progress.publish(3);
+        progress.finish();
+    });
+    let seen = dwarf2btf::dedup::handover::final_id(&map, &progress, 2, is_fwd);
+    assert_eq!(seen, Some(1), "a published mapping was not seen");
+    writer.join().unwrap();
+}
+
+/// The dedup hand-over model "a FWD is final only at the end": the struct phase maps the FWD 3
+/// to itself, publishes past it, then resolves it to 0 and finishes. The classifier must get
+/// `None` or, once it sees the phases over, what the FWD was resolved to — never the FWD.
+pub fn a_fwd_is_final_only_at_the_end() {
+    use dwarf2btf::sync::Ordering;
+    let (map, progress, writer) = spawn_struct_phase(4, |map, progress| {
+        map[3].store(3, Ordering::Relaxed);
+        progress.publish(4);
+        map[0].store(0, Ordering::Relaxed);
+        map[3].store(0, Ordering::Relaxed);
+        progress.finish();
+    });
+    let seen = dwarf2btf::dedup::handover::final_id(&map, &progress, 3, is_fwd);
+    assert!(
+        seen.is_none() || seen == Some(0),
+        "a FWD was read as final before the end: {seen:?}"
+    );
+    writer.join().unwrap();
+}
