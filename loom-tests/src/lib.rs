@@ -3,14 +3,19 @@
 //! `docs/concurrency.md`, "Verification").
 //!
 //! Run them with `RUSTFLAGS="--cfg dwarf2btf_loom" cargo nextest run --release -p loom-tests
-//! --profile loom --no-capture` (each model prints how many executions loom explored); without
-//! `--cfg dwarf2btf_loom` this crate and its tests compile to nothing.
-#![cfg(dwarf2btf_loom)]
+//! --profile loom --no-capture` (each model prints how many executions loom explored). The same
+//! harness, but for the loom-only explorers, serves the randomized schedulers of
+//! `tests/shuttle_tables.rs` under `--cfg dwarf2btf_shuttle` (sizes loom cannot reach); with
+//! neither cfg this crate and its tests compile to nothing.
+#![cfg(any(dwarf2btf_loom, dwarf2btf_shuttle))]
 
+#[cfg(dwarf2btf_loom)]
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dwarf2btf::dedup::handover::StructFrontier;
-use dwarf2btf::functions::table::{shared::SharedTable, Contended, FuncSaver, FuncTable, Owner};
+#[cfg(dwarf2btf_loom)]
+use dwarf2btf::functions::table::shared::SharedTable;
+use dwarf2btf::functions::table::{Contended, FuncSaver, FuncTable, Owner};
 use dwarf2btf::sync::{thread, Arc, AtomicU32};
 
 /// What the models save: `(owner, sequence number)`, unique per save.
@@ -19,9 +24,11 @@ pub type Inst = (Owner, u32);
 /// `plan[owner]`: the entries that `owner` saves into, in order.
 pub type Plan = &'static [&'static [u32]];
 
+#[cfg(dwarf2btf_loom)]
 /// The preemption bound of most models: 3 keeps the suite to seconds.
 pub const BOUND: Option<usize> = Some(3);
 
+#[cfg(dwarf2btf_loom)]
 /// Model-checks `model` under every interleaving loom explores with at most `bound`
 /// preemptions per execution (`None`: no bound, every interleaving), prints how many
 /// executions that took, and returns the count; panics, like loom, on the first failing one.
@@ -46,11 +53,13 @@ pub fn explore_bounded(
     executions
 }
 
+#[cfg(dwarf2btf_loom)]
 /// [`explore_bounded`] with the usual bound, [`BOUND`].
 pub fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
     explore_bounded(name, BOUND, model);
 }
 
+#[cfg(dwarf2btf_loom)]
 /// Explores `model`, which a test switch has broken, and checks that loom fails it, with a
 /// message containing `reason`: proof that the models catch the bug the switch plants.
 pub fn expect_failure(name: &str, reason: &str, model: impl Fn() + Sync + Send + 'static) {
@@ -73,6 +82,7 @@ pub fn expect_failure(name: &str, reason: &str, model: impl Fn() + Sync + Send +
     eprintln!("loom model {name}: failed as it must ({reason})");
 }
 
+#[cfg(dwarf2btf_loom)]
 /// Sets the loom-only mutant switch `mutant` (one of `shared::mutants`), explores `plan` on a
 /// shared table with it set, checks that loom fails the model with a message containing
 /// `reason` ([`expect_failure`]), and clears the switch.
@@ -209,18 +219,8 @@ fn handover_batch(b: usize, entries: &[u32]) -> Vec<(u32, Inst)> {
 /// save exactly once, each owner's instances in batch order) and pass [`check_folds`].
 pub fn owner_handover<F: FuncTable<Vec<Inst>> + Send + 'static>() {
     use dwarf2btf::pipeline::owners::{BoxedSaver, Owners};
-    // The sequential run: each batch through its owner's saver, in batch order.
-    let sequential = {
-        let table = F::new(2, 2);
-        let mut savers = [table.saver(0), table.saver(1)];
-        for (b, entries) in HANDOVER_BATCHES {
-            for (entry, instance) in handover_batch(b, entries) {
-                savers[b % 2].save(entry, instance);
-            }
-        }
-        drop(savers);
-        table.finish()
-    };
+    let batches = HANDOVER_BATCHES.map(|(b, entries)| handover_batch(b, entries));
+    let sequential = sequential::<F>(2, 2, &batches);
     // The savers move into threads, so they must borrow a table that lives as long as any
     // thread: a leaked one, taken back once every thread is joined and every saver dropped.
     let raw = Box::into_raw(Box::new(F::new(2, 2)));
@@ -246,6 +246,30 @@ pub fn owner_handover<F: FuncTable<Vec<Inst>> + Send + 'static>() {
     // SAFETY: every saver borrowing `table` was dropped just above, and every thread joined, so
     // `raw`, from `Box::into_raw` above, is freed once and nothing refers to it.
     let folds = unsafe { Box::from_raw(raw) }.finish();
+    check_against_sequential(folds, sequential);
+}
+
+/// The folds of a sequential run of `batches` on a table `F` of `entries` with `owners`
+/// owners: each batch through its owner's saver (batch `b`: owner `b % owners`), in batch
+/// order.
+pub fn sequential<F: FuncTable<Vec<Inst>>>(
+    entries: usize,
+    owners: usize,
+    batches: &[Vec<(u32, Inst)>],
+) -> Vec<Vec<Vec<Inst>>> {
+    let table = F::new(entries, owners);
+    let mut savers: Vec<_> = (0..owners as Owner).map(|o| table.saver(o)).collect();
+    for (b, batch) in batches.iter().enumerate() {
+        for &(entry, instance) in batch {
+            savers[b % owners].save(entry, instance);
+        }
+    }
+    drop(savers);
+    table.finish()
+}
+
+/// Checks a concurrent run's folds with [`check_folds`] and against a sequential run's.
+pub fn check_against_sequential(folds: Vec<Vec<Vec<Inst>>>, sequential: Vec<Vec<Vec<Inst>>>) {
     let want: Vec<Vec<Inst>> = sequential.iter().map(|folds| folds.concat()).collect();
     check_folds(folds.clone(), &want);
     assert_eq!(

@@ -21,9 +21,9 @@ pub const DONE: u32 = u32::MAX;
 
 /// Test-only switches, each weakening one ordering the hand-over relies on to `Relaxed`, which
 /// a loom model must catch (`loom-tests/tests/broken_publish.rs`, `relaxed_finish.rs`,
-/// `relaxed_wait.rs`). Compiled only in loom builds and with `--cfg dwarf2btf_mutants`;
+/// `relaxed_wait.rs`). Compiled only in loom and shuttle builds and with `--cfg dwarf2btf_mutants`;
 /// process-global: keep a model that sets one in its own test binary.
-#[cfg(any(dwarf2btf_loom, dwarf2btf_mutants))]
+#[cfg(any(dwarf2btf_loom, dwarf2btf_shuttle, dwarf2btf_mutants))]
 pub mod mutants {
     use std::sync::atomic::AtomicBool;
 

@@ -6,7 +6,7 @@
 //! The lock is [`crate::sync::Mutex`]: `parking_lot`'s in production, loom's under
 //! `--cfg dwarf2btf_loom`, so `loom-tests/tests/owner_handover.rs` model-checks this very code
 //! handing a saver from one thread to another while a third pushes onto the same list. Under
-//! loom (and `--cfg dwarf2btf_mutants`) the switch in `mutants` saves each batch as soon as it
+//! loom and shuttle (and `--cfg dwarf2btf_mutants`) the switch in `mutants` saves each batch as soon as it
 //! is encoded, ignoring the order, which that model must catch.
 
 use std::collections::BTreeMap;
@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 use crate::functions::table::{Fold, FuncSaver};
 use crate::sync::Mutex;
 
-/// Test-only switch, compiled only in loom builds and with `--cfg dwarf2btf_mutants`:
+/// Test-only switch, compiled only in loom and shuttle builds and with `--cfg dwarf2btf_mutants`:
 /// process-global, so keep a test that sets it in its own test binary.
-#[cfg(any(dwarf2btf_loom, dwarf2btf_mutants))]
+#[cfg(any(dwarf2btf_loom, dwarf2btf_shuttle, dwarf2btf_mutants))]
 pub mod mutants {
     use std::sync::atomic::AtomicBool;
 
@@ -88,7 +88,7 @@ impl<S: Fold> OwnerSaves<'_, S> {
     /// Saves batch `b`'s instances, and then every waiting batch whose turn that makes, in
     /// batch order; `owners` is the step between an owner's batches.
     fn save_in_order(&mut self, b: usize, instances: BatchInstances<S::Instance>, owners: usize) {
-        #[cfg(any(dwarf2btf_loom, dwarf2btf_mutants))]
+        #[cfg(any(dwarf2btf_loom, dwarf2btf_shuttle, dwarf2btf_mutants))]
         if mutants::UNORDERED_SAVES.load(std::sync::atomic::Ordering::Relaxed) {
             return self.save_batch(instances);
         }
