@@ -218,36 +218,51 @@ fn handover_batch(b: usize, entries: &[u32]) -> Vec<(u32, Inst)> {
 /// entry. After the joins and the savers' drop, `finish` must equal a sequential run's (every
 /// save exactly once, each owner's instances in batch order) and pass [`check_folds`].
 pub fn owner_handover<F: FuncTable<Vec<Inst>> + Send + 'static>() {
-    use dwarf2btf::pipeline::owners::{BoxedSaver, Owners};
     let batches = HANDOVER_BATCHES.map(|(b, entries)| handover_batch(b, entries));
     let sequential = sequential::<F>(2, 2, &batches);
+    let folds = through_owners::<F>(2, 2, |owners| {
+        [0, 2, 1]
+            .into_iter()
+            .map(|b| {
+                let owners = Arc::clone(owners);
+                let (b, entries) = HANDOVER_BATCHES[b];
+                thread::spawn(move || owners.save(b, handover_batch(b, entries)))
+            })
+            .collect()
+    });
+    check_against_sequential(folds, sequential);
+}
+
+/// The savers of a table `F` (`entries`, `owners`) behind the pipeline's per-owner locks
+/// (`dwarf2btf::pipeline::owners::Owners`), shared with the threads `start` spawns; after their
+/// joins and the savers' drop, `finish`'s folds.
+pub fn through_owners<F: FuncTable<Vec<Inst>> + Send + 'static>(
+    entries: usize,
+    owners: usize,
+    start: impl FnOnce(&Arc<SavingOwners>) -> Vec<thread::JoinHandle<()>>,
+) -> Vec<Vec<Vec<Inst>>> {
+    use dwarf2btf::pipeline::owners::{BoxedSaver, Owners};
     // The savers move into threads, so they must borrow a table that lives as long as any
     // thread: a leaked one, taken back once every thread is joined and every saver dropped.
-    let raw = Box::into_raw(Box::new(F::new(2, 2)));
+    let raw = Box::into_raw(Box::new(F::new(entries, owners)));
     // SAFETY: `raw` comes from `Box::into_raw` just above and is freed only below, after every
     // thread that borrowed through this reference has been joined and every saver dropped.
     let table: &'static F = unsafe { &*raw };
-    let owners =
-        Arc::new(Owners::new((0..2).map(|owner| {
-            Box::new(table.saver(owner)) as BoxedSaver<'static, Vec<Inst>>
-        })));
-    let threads: Vec<_> = [0, 2, 1]
-        .into_iter()
-        .map(|b| {
-            let owners = Arc::clone(&owners);
-            let (b, entries) = HANDOVER_BATCHES[b];
-            thread::spawn(move || owners.save(b, handover_batch(b, entries)))
-        })
-        .collect();
-    for thread in threads {
+    let savers = Owners::new(
+        (0..owners as Owner).map(|o| Box::new(table.saver(o)) as BoxedSaver<'static, Vec<Inst>>),
+    );
+    let savers = Arc::new(savers);
+    for thread in start(&savers) {
         thread.join().unwrap();
     }
-    drop(Arc::try_unwrap(owners).unwrap_or_else(|_| panic!("a thread outlived its join")));
+    drop(Arc::try_unwrap(savers).unwrap_or_else(|_| panic!("a thread outlived its join")));
     // SAFETY: every saver borrowing `table` was dropped just above, and every thread joined, so
     // `raw`, from `Box::into_raw` above, is freed once and nothing refers to it.
-    let folds = unsafe { Box::from_raw(raw) }.finish();
-    check_against_sequential(folds, sequential);
+    unsafe { Box::from_raw(raw) }.finish()
 }
+
+/// The owners' savers as [`through_owners`] shares them.
+pub type SavingOwners = dwarf2btf::pipeline::owners::Owners<'static, Vec<Inst>>;
 
 /// The folds of a sequential run of `batches` on a table `F` of `entries` with `owners`
 /// owners: each batch through its owner's saver (batch `b`: owner `b % owners`), in batch

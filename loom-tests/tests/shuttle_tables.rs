@@ -20,9 +20,10 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use dwarf2btf::functions::table::shared::SharedTable;
 use dwarf2btf::functions::table::{FuncTable, Owner};
-use dwarf2btf::pipeline::owners::{BoxedSaver, Owners};
 use dwarf2btf::sync::{thread, Arc};
-use loom_tests::{check_against_sequential, join_and_check, sequential, spawn_savers, Inst, Plan};
+use loom_tests::{
+    check_against_sequential, join_and_check, sequential, spawn_savers, through_owners, Inst, Plan,
+};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::sync::atomic::AtomicUsize;
 use shuttle::{Config, Runner};
@@ -138,41 +139,26 @@ fn batch(b: usize, owners: usize) -> Vec<(u32, Inst)> {
 /// What production does: `threads` workers claim batches from a counter, batch `b` belongs to
 /// owner `b % owners`, and each saves through its owner's locked saver ([`Owners`]), which
 /// keeps each owner's batches in batch order. Two batches per owner, so every owner's saver is
-/// handed between threads.
+/// handed between threads ([`Owners`](dwarf2btf::pipeline::owners::Owners)).
 fn pipeline(owners: usize, threads: usize, iterations: usize) {
     let batches: Vec<Vec<(u32, Inst)>> = (0..2 * owners).map(|b| batch(b, owners)).collect();
     let batches: &'static [Vec<(u32, Inst)>] = Box::leak(batches.into_boxed_slice());
     let name = format!("pipeline, {owners} owners, {threads} threads");
     run(&name, iterations, move || {
         let want = sequential::<SharedTable<Vec<Inst>>>(ENTRIES as usize, owners, batches);
-        // Borrowed by savers that move into threads: leaked, taken back after the joins.
-        let raw = Box::into_raw(Box::new(SharedTable::<Vec<Inst>>::new(
-            ENTRIES as usize,
-            owners,
-        )));
-        // SAFETY: `raw` comes from `Box::into_raw` just above and is freed only below, after
-        // every thread is joined and every saver dropped.
-        let table: &'static SharedTable<Vec<Inst>> = unsafe { &*raw };
-        let savers = Owners::new(
-            (0..owners as Owner).map(|o| Box::new(table.saver(o)) as BoxedSaver<'_, Vec<Inst>>),
-        );
-        let (savers, next) = (Arc::new(savers), Arc::new(AtomicUsize::new(0)));
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                let (savers, next) = (Arc::clone(&savers), Arc::clone(&next));
-                thread::spawn(move || loop {
-                    let b = next.fetch_add(1, Relaxed);
-                    let Some(batch) = batches.get(b) else { break };
-                    savers.save(b, batch.clone());
+        let next = Arc::new(AtomicUsize::new(0));
+        let folds = through_owners::<SharedTable<Vec<Inst>>>(ENTRIES as usize, owners, |savers| {
+            (0..threads)
+                .map(|_| {
+                    let (savers, next) = (Arc::clone(savers), Arc::clone(&next));
+                    thread::spawn(move || loop {
+                        let b = next.fetch_add(1, Relaxed);
+                        let Some(batch) = batches.get(b) else { break };
+                        savers.save(b, batch.clone());
+                    })
                 })
-            })
-            .collect();
-        for worker in workers {
-            worker.join().unwrap();
-        }
-        drop(Arc::try_unwrap(savers).unwrap_or_else(|_| panic!("a worker outlived its join")));
-        // SAFETY: every saver borrowing `table` was dropped just above, every thread joined.
-        let folds = unsafe { Box::from_raw(raw) }.finish();
+                .collect()
+        });
         check_against_sequential(folds, want);
     });
 }
