@@ -100,6 +100,30 @@ if ! grep -q 'TIMEOUT' "$loom_target/hang-check.log"; then
   echo "test.sh: the hanging loom test failed, but not by the time limit" >&2
   exit 1
 fi
+# shuttle's randomized schedulers (PCT and uniform random, fixed seeds and iterations) over the
+# shared table and the pipeline's owner hand-over at production's sizes, 8, 16 and 64 owners
+# (loom-tests/tests/shuttle_tables.rs; own target dir and a quickly built optimized profile:
+# --cfg dwarf2btf_shuttle rebuilds the library). Then the negative control: with a mutant
+# switched on (a racy push, an owner saving its batches out of order), the run must fail on
+# the invariant it breaks.
+shuttle_target=target/shuttle
+shuttle() {
+  RUSTFLAGS="--cfg dwarf2btf_shuttle" CARGO_TARGET_DIR=$shuttle_target cargo nextest run \
+    --profile shuttle --cargo-profile checks -p loom-tests -E 'binary(shuttle_tables)' "$@"
+}
+shuttle
+for mutant in racy_push unordered_saves; do
+  if DWARF2BTF_MUTANT=$mutant shuttle >"$shuttle_target/$mutant.log" 2>&1; then
+    echo "test.sh: shuttle did not catch the $mutant mutant ($shuttle_target/$mutant.log)" >&2
+    exit 1
+  fi
+  if ! grep -qE 'a node was lost from its list|an instance is lost or misplaced' \
+      "$shuttle_target/$mutant.log"; then
+    cat "$shuttle_target/$mutant.log" >&2
+    echo "test.sh: the $mutant mutant failed, but not on the folds' invariant" >&2
+    exit 1
+  fi
+done
 # ThreadSanitizer over the function tables' unit tests (a reduced run: a debug build of the
 # library's tests, only `functions::table::`, one test at a time; own target dir). std is not
 # instrumented: the tests join their threads explicitly, and .config/tsan-suppressions.txt

@@ -1,10 +1,14 @@
-//! The `cfg(dwarf2btf_loom)` shim: loom's atomics, cells and threads under
-//! `--cfg dwarf2btf_loom`, std's otherwise. The cfg is this crate's own (as crossbeam's
+//! The `cfg(dwarf2btf_loom)` / `cfg(dwarf2btf_shuttle)` shim: loom's atomics, cells and threads
+//! under `--cfg dwarf2btf_loom`; shuttle's atomics, locks and threads under
+//! `--cfg dwarf2btf_shuttle` (the randomized schedulers, for sizes loom cannot reach; shuttle
+//! checks no memory ordering and has no cells, so the cells and `Track` stay std's stand-ins);
+//! std's and `parking_lot`'s otherwise. The cfgs are this crate's own (as crossbeam's
 //! `crossbeam_loom`): a global `--cfg loom` would also switch dependencies that know loom.
 //!
 //! Concurrent code that loom must be able to check ([`crate::functions::table::shared`], the
 //! per-owner hand-overs of the other tables, and the dedup's hand-over between its struct phase
-//! and the reference-type classifier, [`crate::dedup::handover`]) takes its atomics, locks and
+//! and the reference-type classifier, [`crate::dedup::handover`], the pipeline's per-owner
+//! saver locks, [`crate::pipeline::owners`]) takes its atomics, locks and
 //! interior-mutable cells from here and nowhere else, so the production build and the loom
 //! models (`loom-tests/`) compile one and the same source. [`UnsafeCell`] and [`Track`] get
 //! tiny std stand-ins with loom's API: closure access (`with`/`with_mut`) for the cell, so loom
@@ -20,16 +24,34 @@ pub use loom::{
     thread,
 };
 
-/// A lock whose `lock` cannot fail (poisoning dropped, as `parking_lot`'s): loom's `Mutex`,
-/// so that loom sees the per-owner hand-overs of save-merge and the private index.
-#[cfg(dwarf2btf_loom)]
+#[cfg(dwarf2btf_shuttle)]
+pub use shuttle::{
+    sync::atomic::{AtomicPtr, AtomicU32, Ordering},
+    sync::Arc,
+    thread,
+};
+
+/// A lock whose `lock` cannot fail (poisoning dropped, as `parking_lot`'s): loom's or
+/// shuttle's `Mutex`, so that the model checkers see the per-owner hand-overs of save-merge and
+/// the private index, and the pipeline's per-owner saver locks (`pipeline::owners`).
+#[cfg(any(dwarf2btf_loom, dwarf2btf_shuttle))]
 #[derive(Default)]
-pub struct Mutex<T>(loom::sync::Mutex<T>);
+pub struct Mutex<T>(checker::Mutex<T>);
 
 #[cfg(dwarf2btf_loom)]
+use loom::sync as checker;
+#[cfg(dwarf2btf_shuttle)]
+use shuttle::sync as checker;
+
+#[cfg(any(dwarf2btf_loom, dwarf2btf_shuttle))]
 impl<T> Mutex<T> {
+    /// An unlocked mutex holding `value`.
+    pub fn new(value: T) -> Self {
+        Mutex(checker::Mutex::new(value))
+    }
+
     /// Locks the mutex (a panic while it was held is not an error here).
-    pub fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
+    pub fn lock(&self) -> checker::MutexGuard<'_, T> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -43,10 +65,10 @@ impl<T> Mutex<T> {
     }
 }
 
-#[cfg(not(dwarf2btf_loom))]
+#[cfg(not(any(dwarf2btf_loom, dwarf2btf_shuttle)))]
 pub use parking_lot::Mutex;
 
-#[cfg(not(dwarf2btf_loom))]
+#[cfg(not(any(dwarf2btf_loom, dwarf2btf_shuttle)))]
 pub use std::{
     sync::atomic::{AtomicPtr, AtomicU32, Ordering},
     sync::Arc,
@@ -100,11 +122,11 @@ impl<T> Track<T> {
 }
 
 // `mutable_ordering!(ordering, mutant)`: `ordering`, or `Relaxed` while the mutant switch
-// `mutant` (an `AtomicBool`) is set. The switches exist in loom builds and in builds with
+// `mutant` (an `AtomicBool`) is set. The switches exist in loom and shuttle builds and in builds with
 // `--cfg dwarf2btf_mutants` (ThreadSanitizer's negative control, scripts/test.sh) only;
 // elsewhere this is just `ordering`, and `mutant` is not even compiled. How a model shows that
 // an ordering the design relies on is needed: with it weakened, loom must fail the model.
-#[cfg(any(dwarf2btf_loom, dwarf2btf_mutants))]
+#[cfg(any(dwarf2btf_loom, dwarf2btf_shuttle, dwarf2btf_mutants))]
 macro_rules! mutable_ordering {
     ($ordering:expr, $mutant:expr) => {
         if $mutant.load(std::sync::atomic::Ordering::Relaxed) {
@@ -115,7 +137,7 @@ macro_rules! mutable_ordering {
     };
 }
 
-#[cfg(not(any(dwarf2btf_loom, dwarf2btf_mutants)))]
+#[cfg(not(any(dwarf2btf_loom, dwarf2btf_shuttle, dwarf2btf_mutants)))]
 macro_rules! mutable_ordering {
     ($ordering:expr, $mutant:expr) => {
         $ordering

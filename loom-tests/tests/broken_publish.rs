@@ -4,7 +4,7 @@
 
 #![cfg(dwarf2btf_loom)]
 
-use dwarf2btf::dedup::handover::{final_id, BROKEN_PUBLISH};
+use dwarf2btf::dedup::handover::{final_id, mutants::BROKEN_PUBLISH};
 use dwarf2btf::sync::Ordering;
 use loom_tests::{expect_failure, spawn_struct_phase};
 

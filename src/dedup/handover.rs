@@ -9,21 +9,31 @@
 //! ending at a canonical non-FWD type below the published position, or any chain once the
 //! phases are over ([`StructFrontier::finish`]), is final.
 //!
-//! Atomics come from [`crate::sync`], so `loom-tests/` model-checks this code, including a
-//! publish with the wrong ordering (`BROKEN_PUBLISH`, loom builds only) that loom must reject.
+//! Atomics come from [`crate::sync`], so `loom-tests/` model-checks this code, including each of
+//! its three orderings weakened to `Relaxed` (`mutants`, loom builds only), which loom must
+//! reject.
 
 use crate::btf::kinds::MAX_NR_TYPES;
-use crate::sync::{AtomicU32, Ordering};
+use crate::sync::{mutable_ordering, AtomicU32, Ordering};
 
 /// [`StructFrontier`] once phases 2–4 are over (every canonical id final).
 pub const DONE: u32 = u32::MAX;
 
-/// Test-only switch (loom builds only): when set, [`StructFrontier::publish`] stores with Relaxed
-/// ordering, which loom must catch. Process-global: keep models that set it in their own test
-/// binary.
-#[cfg(dwarf2btf_loom)]
-pub static BROKEN_PUBLISH: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
+/// Test-only switches, each weakening one ordering the hand-over relies on to `Relaxed`, which
+/// a loom model must catch (`loom-tests/tests/broken_publish.rs`, `relaxed_finish.rs`,
+/// `relaxed_wait.rs`). Compiled only in loom and shuttle builds and with `--cfg dwarf2btf_mutants`;
+/// process-global: keep a model that sets one in its own test binary.
+#[cfg(any(dwarf2btf_loom, dwarf2btf_shuttle, dwarf2btf_mutants))]
+pub mod mutants {
+    use std::sync::atomic::AtomicBool;
+
+    /// [`super::StructFrontier::publish`] stores with `Relaxed` instead of `Release`.
+    pub static BROKEN_PUBLISH: AtomicBool = AtomicBool::new(false);
+    /// [`super::StructFrontier::finish`] stores with `Relaxed` instead of `Release`.
+    pub static RELAXED_FINISH: AtomicBool = AtomicBool::new(false);
+    /// [`super::StructFrontier::wait_past`] loads with `Relaxed` instead of `Acquire`.
+    pub static RELAXED_WAIT: AtomicBool = AtomicBool::new(false);
+}
 
 /// How far the struct phase is: every id below the value has its final struct-phase mapping.
 /// A plain atomic, not padded to a cache line of its own: it is written every 256 ids and read
@@ -39,23 +49,22 @@ impl Default for StructFrontier {
 impl StructFrontier {
     /// Every `map` store for the ids below `below` is done.
     pub fn publish(&self, below: u32) {
-        #[cfg(dwarf2btf_loom)]
-        if BROKEN_PUBLISH.load(std::sync::atomic::Ordering::Relaxed) {
-            self.0.store(below, Ordering::Relaxed);
-            return;
-        }
-        self.0.store(below, Ordering::Release);
+        let ordering = mutable_ordering!(Ordering::Release, mutants::BROKEN_PUBLISH);
+        self.0.store(below, ordering);
     }
 
     /// Phases 2–4 are over: every canonical id is final.
     pub fn finish(&self) {
-        self.0.store(DONE, Ordering::Release);
+        let ordering = mutable_ordering!(Ordering::Release, mutants::RELAXED_FINISH);
+        self.0.store(DONE, ordering);
     }
 
     /// Waits until `id` is published or the phases are over; returns the position seen.
     pub fn wait_past(&self, id: u32) -> u32 {
         loop {
-            let done = self.0.load(Ordering::Acquire);
+            let done = self
+                .0
+                .load(mutable_ordering!(Ordering::Acquire, mutants::RELAXED_WAIT));
             if done == DONE || done > id {
                 return done;
             }
@@ -65,11 +74,11 @@ impl StructFrontier {
 }
 
 /// Lets the struct phase run: sleep rather than spin (it needs the core, or its sibling); under
-/// loom, a yield, which loom needs to explore a waiting loop.
+/// loom (or shuttle), a yield, which the model checker needs to explore a waiting loop.
 fn pause() {
-    #[cfg(dwarf2btf_loom)]
+    #[cfg(any(dwarf2btf_loom, dwarf2btf_shuttle))]
     crate::sync::thread::yield_now();
-    #[cfg(not(dwarf2btf_loom))]
+    #[cfg(not(any(dwarf2btf_loom, dwarf2btf_shuttle)))]
     std::thread::sleep(std::time::Duration::from_micros(200));
 }
 

@@ -19,6 +19,7 @@
 //! (`dwarf2btf why`) is shown the functions it watches on their way through.
 
 mod memory;
+pub mod owners;
 mod workers;
 
 use std::io::Write;

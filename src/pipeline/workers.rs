@@ -12,6 +12,7 @@ use std::time::Instant;
 use parking_lot::{Condvar, Mutex};
 
 use super::memory::DwarfPages;
+use super::owners::{BoxedSaver, Owners};
 use crate::btf::store::Store;
 use crate::btf::Btf;
 use crate::config::Config;
@@ -24,7 +25,7 @@ use crate::functions::fold::FuncSummary;
 use crate::functions::instance::{save_instance, FuncInstance};
 use crate::functions::table::dispatch::WithTable;
 use crate::functions::table::TableStats;
-use crate::functions::table::{self, FuncSaver, FuncTable, Owner, TableMemory};
+use crate::functions::table::{self, FuncTable, Owner, TableMemory};
 use crate::functions::trace::{Recorder, SaveTrace};
 use crate::functions::watch::FuncWatch;
 use crate::measure::{bump, WorkerTimes};
@@ -114,19 +115,13 @@ impl<'a> WithTable<FuncSummary> for Batches<'_, 'a, '_> {
             .then(|| Recorder::new(ctx.funcs.len(), jobs));
         // Each owner's saver, with the owner's batches in batch order. Whether to record is
         // decided here, once per owner.
-        let savers: Vec<Mutex<OwnerSaves<'_>>> = (0..jobs)
-            .map(|o| {
-                let (owner, saver) = (o as Owner, table.saver(o as Owner));
-                Mutex::new(OwnerSaves {
-                    saver: match &recorder {
-                        None => Box::new(saver) as Box<dyn FuncSaver<FuncSummary> + Send>,
-                        Some(r) => Box::new(r.traced(saver, owner)),
-                    },
-                    next: o,
-                    waiting: BTreeMap::new(),
-                })
-            })
-            .collect();
+        let savers = Owners::new((0..jobs as Owner).map(|owner| {
+            let saver = table.saver(owner);
+            match &recorder {
+                None => Box::new(saver) as BoxedSaver<'_, FuncSummary>,
+                Some(r) => Box::new(r.traced(saver, owner)),
+            }
+        }));
         let outcome = std::thread::scope(|s| -> Result<()> {
             for _ in 0..threads {
                 let worker = Worker {
@@ -202,37 +197,6 @@ impl<'a> WithTable<FuncSummary> for Batches<'_, 'a, '_> {
     }
 }
 
-/// One owner's saver, and the instances of the owner's batches that were encoded before an
-/// earlier batch of the same owner: an owner saves its batches in batch order (`o`, `o +
-/// owners`, `o + 2 × owners` …), whichever threads encoded them and in whatever order they
-/// finished. The lock is held only while saving, so a thread never waits for another's
-/// encoding: with as many owners as threads, holding it over a whole batch stalled the thread
-/// that finished first on every batch of the busy owner.
-struct OwnerSaves<'s> {
-    saver: Box<dyn FuncSaver<FuncSummary> + Send + 's>,
-    /// The owner's next batch to save.
-    next: usize,
-    /// Encoded batches waiting for `next`, with their instances in DWARF order.
-    waiting: BTreeMap<usize, BatchInstances>,
-}
-
-/// A batch's function instances, each with its ELF functions table entry, in DWARF order.
-type BatchInstances = Vec<(u32, FuncInstance)>;
-
-impl OwnerSaves<'_> {
-    /// Saves batch `b`'s instances, and then every waiting batch whose turn that makes, in
-    /// batch order; `owners` is the step between an owner's batches.
-    fn save_in_order(&mut self, b: usize, instances: BatchInstances, owners: usize) {
-        self.waiting.insert(b, instances);
-        while let Some(instances) = self.waiting.remove(&self.next) {
-            for (entry, instance) in instances {
-                self.saver.save(entry, instance);
-            }
-            self.next += owners;
-        }
-    }
-}
-
 /// What one worker thread needs: it claims batches, encodes them as their owners, saving
 /// their functions' instances through the owner's saver, and sends the chunks to the merge.
 struct Worker<'w, 'a, 'c, 's> {
@@ -242,7 +206,7 @@ struct Worker<'w, 'a, 'c, 's> {
     failed: &'w AtomicBool,
     window: &'w Gate,
     batches: &'w [Range<usize>],
-    savers: &'w [Mutex<OwnerSaves<'s>>],
+    savers: &'w Owners<'s, FuncSummary>,
     tx: mpsc::Sender<(usize, Result<Chunk>)>,
 }
 
@@ -262,12 +226,7 @@ impl<'a> Worker<'_, 'a, '_, '_> {
                 self.ctx
                     .encode_batch(self.batches[b].clone(), b as u32, &mut scratch, &mut found);
             if let Ok(chunk) = &mut chunk {
-                let owners = self.savers.len();
-                let save = || {
-                    self.savers[b % owners]
-                        .lock()
-                        .save_in_order(b, instances, owners)
-                };
+                let save = || self.savers.save(b, instances);
                 self.ctx.timed(&mut chunk.times.save, save);
             }
             if self.tx.send((b, chunk)).is_err() {
@@ -368,52 +327,5 @@ impl Gate {
 
     fn release_all(&self) {
         self.advance(usize::MAX / 2);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::functions::instance::InstanceHead;
-
-    /// A saver that notes the batch (the instance's chunk) and entry of each save.
-    struct Noting<'n>(&'n Mutex<Vec<(u32, u32)>>);
-
-    impl FuncSaver<FuncSummary> for Noting<'_> {
-        fn save(&mut self, entry: u32, instance: FuncInstance) {
-            self.0.lock().push((instance.head.chunk, entry));
-        }
-    }
-
-    fn batch(b: u32) -> BatchInstances {
-        let head = InstanceHead {
-            chunk: b,
-            ..InstanceHead::default()
-        };
-        (0..2)
-            .map(|entry| (entry, FuncInstance::new(head, &[], &[], &[1, 0])))
-            .collect()
-    }
-
-    #[test]
-    fn an_owner_saves_its_batches_in_batch_order_whatever_order_they_finish_in() {
-        let saved = Mutex::new(Vec::new());
-        // Owner 1 of 3: its batches are 1, 4, 7, 10.
-        let mut owner = OwnerSaves {
-            saver: Box::new(Noting(&saved)),
-            next: 1,
-            waiting: BTreeMap::new(),
-        };
-        owner.save_in_order(7, batch(7), 3);
-        owner.save_in_order(4, batch(4), 3);
-        assert!(saved.lock().is_empty(), "batch 1 has not been saved yet");
-        owner.save_in_order(1, batch(1), 3);
-        owner.save_in_order(10, batch(10), 3);
-        let expected: Vec<(u32, u32)> = [1, 4, 7, 10]
-            .into_iter()
-            .flat_map(|b| [(b, 0), (b, 1)])
-            .collect();
-        assert_eq!(*saved.lock(), expected);
-        assert!(owner.waiting.is_empty());
     }
 }

@@ -30,7 +30,7 @@ use crate::sync::{mutable_ordering, AtomicPtr, Ordering, Track, UnsafeCell};
 /// orderings, ThreadSanitizer too). Compiled only in loom builds and with
 /// `--cfg dwarf2btf_mutants`. Never set one outside a test that expects the failure: they are
 /// process-global, so keep such tests in their own test binary (or process).
-#[cfg(any(dwarf2btf_loom, dwarf2btf_mutants))]
+#[cfg(any(dwarf2btf_loom, dwarf2btf_shuttle, dwarf2btf_mutants))]
 pub mod mutants {
     use std::sync::atomic::AtomicBool;
 
@@ -258,7 +258,7 @@ impl<T> SharedTable<T> {
     /// contention figure — counts real conflicts only. A weak one may also fail spuriously
     /// (LL/SC machines: ARM, POWER, RISC-V), which voids both.
     fn push(head: &AtomicPtr<Node<T>>, node: *mut Node<T>, mut expected: *mut Node<T>) -> u64 {
-        #[cfg(any(dwarf2btf_loom, dwarf2btf_mutants))]
+        #[cfg(any(dwarf2btf_loom, dwarf2btf_shuttle, dwarf2btf_mutants))]
         if mutants::RACY_PUSH.load(std::sync::atomic::Ordering::Relaxed) {
             // Deliberately wrong: another push between the caller's load and this store is lost.
             head.store(node, Ordering::Release);
