@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian machine: installs the test dependencies, fetches
-# the reference kernel and its modules (cached), runs the unit/integration tests (release
-# mode: the kernel tests encode a real vmlinux and 24 modules), the loom model-checking suite,
-# and builds and boots real kernels (Debian's 6.12 and 6.1, unstable's 7.2 and experimental's
-# 7.3, whose vmlinux BTF must equal pahole's committed one) with dwarf2btf as PAHOLE.
+# the reference kernel and its modules (cached), runs the unit/integration tests (the
+# `testing` profile, release code with thin LTO: the kernel tests encode a real vmlinux and 24
+# modules), the loom model-checking suite, and builds and boots real kernels (Debian's 6.12
+# and 6.1, unstable's 7.2 and experimental's 7.3, whose vmlinux BTF must equal pahole's
+# committed one) with dwarf2btf as PAHOLE.
 #
 #   scripts/test.sh                       # everything (about 25-30 minutes on 2 cores)
 #   KERNEL_BUILDS="" scripts/test.sh      # without the kernel builds
@@ -34,7 +35,7 @@ house_rules() {
 if [ "${1-}" = --quick ]; then
   house_rules
   export DWARF2BTF_VMLINUX=/nonexistent DWARF2BTF_MODULES=/nonexistent
-  cargo nextest run --release --workspace -E 'not binary(real_kernel)'
+  cargo nextest run --cargo-profile testing --workspace -E 'not binary(real_kernel)'
   exit 0
 fi
 
@@ -74,8 +75,8 @@ house_rules
 # cargo-nextest runs each test in its own process under a time limit (.config/nextest.toml):
 # a test that hangs is killed and fails, naming itself, instead of stalling the run. It does
 # not run doctests; cargo test does.
-cargo nextest run --release --workspace
-cargo test --release --workspace --doc
+cargo nextest run --cargo-profile testing --workspace
+cargo test --profile testing --workspace --doc
 # The fuzzers' crash inputs once more with overflow checks on (a debug build): the arithmetic
 # overflows they found wrap silently in release, so only this run could see them return.
 cargo nextest run --test fuzz_regressions
@@ -88,8 +89,8 @@ loom_target=target/loom
 loom() {
   RUSTFLAGS="--cfg dwarf2btf_loom" CARGO_TARGET_DIR=$loom_target "$@"
 }
-loom cargo nextest run --release -p loom-tests --profile loom
-if DWARF2BTF_LOOM_HANG=1 loom timeout ${LOOM_HANG_CHECK_SECONDS:-300} cargo nextest run --release \
+loom cargo nextest run --cargo-profile testing -p loom-tests --profile loom
+if DWARF2BTF_LOOM_HANG=1 loom timeout ${LOOM_HANG_CHECK_SECONDS:-300} cargo nextest run --cargo-profile testing \
     -p loom-tests --profile loom-time-limit-check --test time_limit \
     >"$loom_target/hang-check.log" 2>&1; then
   echo "test.sh: the loom time limit did not stop a hanging test ($loom_target/hang-check.log)" >&2

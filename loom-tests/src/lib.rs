@@ -2,7 +2,7 @@
 //! models are in `tests/`; what each checks, its bounds and execution counts:
 //! `docs/concurrency.md`, "Verification").
 //!
-//! Run them with `RUSTFLAGS="--cfg dwarf2btf_loom" cargo nextest run --release -p loom-tests
+//! Run them with `RUSTFLAGS="--cfg dwarf2btf_loom" cargo nextest run --cargo-profile testing -p loom-tests
 //! --profile loom --no-capture` (each model prints how many executions loom explored). The same
 //! harness, but for the loom-only explorers, serves the randomized schedulers of
 //! `tests/shuttle_tables.rs` under `--cfg dwarf2btf_shuttle` (sizes loom cannot reach); with

@@ -43,11 +43,13 @@ fn find_containment_cycle(types: &CuTypes<'_>) -> Option<usize> {
     find_cycle(types, containment_edge)
 }
 
-/// The `edge`-th type id that entry `index` refers to, or `None` past the last.
-type EdgeFn = fn(&CuTypes<'_>, usize, usize) -> Option<u32>;
-
-/// The index of an entry on a cycle of the graph whose edges `edge` gives, if there is one.
-fn find_cycle(types: &CuTypes<'_>, edge_of: EdgeFn) -> Option<usize> {
+/// The index of an entry on a cycle of the graph whose edges `edge_of` gives (the `edge`-th
+/// type id that entry `index` refers to, or `None` past the last), if there is one. Generic
+/// over the edge function so that it inlines into the walk: every CU runs both walks.
+fn find_cycle<E>(types: &CuTypes<'_>, edge_of: E) -> Option<usize>
+where
+    E: Fn(&CuTypes<'_>, usize, usize) -> Option<u32>,
+{
     const NEW: u8 = 0;
     const ON_PATH: u8 = 1;
     const DONE: u8 = 2;
