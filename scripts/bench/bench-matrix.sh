@@ -15,6 +15,7 @@
 # the legacy equivalents otherwise (Debian's 1.24).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/bench/timed.sh
 
 JOBS=${JOBS:-"1 2 4 8 16 32 64"}
 RUNS=${RUNS:-3}
@@ -50,11 +51,7 @@ PAHOLE_NAME="pahole $("$PAHOLE" --version 2>/dev/null | head -n 1)"
 # wall time, per-owner folds, contention (failed CAS / shard lock waits), instances held.
 run1() {
   local tool=$1 design=$2 j=$3; shift 3
-  if ! /usr/bin/time -f "%e %U %S %M" -o "$TMP/t" "$@" > "$TMP/log" 2>&1; then
-    echo "failed: $* (see below)" >&2
-    cat "$TMP/log" >&2
-    exit 1
-  fi
+  timed "$TMP/log" "$@"
   local table=",,,,"
   if [ "$tool" = dwarf2btf ]; then
     table=$(awk '
@@ -68,8 +65,7 @@ run1() {
       }
       END { printf ",%s,%s,%s,%s", pass, folds, contention, held }' "$TMP/log")
   fi
-  awk -v t="$tool" -v d="$design" -v j="$j" -v x="$table" \
-    '{printf "%s,%s,%s,%.2f,%.2f,%d%s\n", t, d, j, $1, $2 + $3, $4, x}' "$TMP/t" >> "$CSV"
+  echo "$tool,$design,$j,$(cat "$TMP/log.row")$table" >> "$CSV"
 }
 
 echo "tool,design,jobs,wall_s,cpu_s,peak_rss_kib,final_pass_s,folds,contention,held" > "$CSV"

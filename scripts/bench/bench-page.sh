@@ -3,9 +3,11 @@
 # reference vmlinux against Debian unstable's pahole 1.32, keeps the run as dated data in
 # docs/bench/runs/DATE-jmatrix-pahole-1.32/ (matrix.csv, the printed tables, the plots, and
 # provenance.txt: commit, rustc, CPU, cores, load, the command; a README.md over them, and
-# a row in the runs' index), copies its plots to
-# docs/bench/rss.svg and wall.svg, and rewrites the comparison table between the
-# `<!-- bench-table -->` markers of README.md and docs/benchmarks.md from the run's medians.
+# a row in the runs' index), runs the many-core projection (scripts/bench/projection.sh) into
+# the same folder, copies its plots to docs/bench/rss.svg, wall.svg and projection.svg, and
+# rewrites the comparison table between the `<!-- bench-table -->` markers of README.md and
+# docs/benchmarks.md from the run's medians, and the projection between docs/benchmarks.md's
+# `<!-- projection -->` markers.
 #
 #   scripts/bench/bench-page.sh                      # -j 1 2 4 8 16 32 64, three designs, 3 runs
 #   JOBS="1 2 64" RUNS=5 scripts/bench/bench-page.sh
@@ -35,8 +37,10 @@ mkdir -p "$OUT"
 } > "$OUT/provenance.txt"
 
 scripts/bench/bench-matrix.sh | tee "$OUT/tables.md"
+# The many-core projection from -j1 and -j2, both tools split the same way.
+ROUNDS=${PROJECTION_ROUNDS:-5} scripts/bench/projection.sh
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/provenance.txt"
-cp "$OUT/rss.svg" "$OUT/wall.svg" docs/bench/
+cp "$OUT/rss.svg" "$OUT/wall.svg" "$OUT/projection.svg" docs/bench/
 
 python3 - "$OUT" "$DATE" README.md docs/benchmarks.md <<'PY'
 import csv, re, statistics, sys
@@ -74,19 +78,40 @@ open(f"{out}/README.md", "w").write(
     "Made by `scripts/bench/bench-page.sh`; every run is in [matrix.csv](matrix.csv), what the\n"
     "script printed in [tables.md](tables.md).\n\n"
     f"```\n{provenance}```\n\n{tables}\n"
-    "![peak RSS against -j](rss.svg)\n![wall time against -j](wall.svg)\n")
+    "![peak RSS against -j](rss.svg)\n![wall time against -j](wall.svg)\n\n"
+    "## The many-core projection\n\n"
+    f"{open(f'{out}/phases.md').read()}\n{open(f'{out}/projection.md').read()}\n"
+    "![projected wall time against cores](projection.svg)\n")
 index = "docs/bench/runs/README.md"
 text = open(index).read()
 row = f"| [{name}]({name}/) | `scripts/bench/bench-page.sh`: the -j matrix against pahole 1.32, the benchmark page's table and plots |"
 if f"[{name}]" not in text:
     text = text.replace("| run | what |\n|---|---|\n", f"| run | what |\n|---|---|\n{row}\n", 1)
     open(index, "w").write(text)
-for page in pages:
+projection = "\n".join([
+    "<!-- projection -->",
+    f"From the same run ([the run](bench/runs/{name}/README.md), `scripts/bench/projection.sh`),",
+    "medians of alternating -j1 and -j2 runs of both tools; dwarf2btf's phases:",
+    "",
+    open(f"{out}/phases.md").read().rstrip(),
+    "",
+    "Each tool's wall time split into a serial and a parallel part, and projected by Amdahl's law:",
+    "",
+    open(f"{out}/projection.md").read().rstrip(),
+    "",
+    "![projected wall time against cores](bench/projection.svg)",
+    "<!-- /projection -->",
+])
+
+def rewrite(page, marker, here):
     text = open(page).read()
-    here = block if page == "README.md" else block.replace("](docs/", "](")
-    new, n = re.subn(r"<!-- bench-table -->.*?<!-- /bench-table -->", lambda _: here, text, flags=re.S)
+    new, n = re.subn(f"<!-- {marker} -->.*?<!-- /{marker} -->", lambda _: here, text, flags=re.S)
     if n != 1:
-        sys.exit(f"bench-page.sh: {page} has no <!-- bench-table --> ... <!-- /bench-table --> block")
+        sys.exit(f"bench-page.sh: {page} has no <!-- {marker} --> ... <!-- /{marker} --> block")
     open(page, "w").write(new)
-    print(f"rewrote the table in {page}")
+    print(f"rewrote the {marker} block in {page}")
+
+for page in pages:
+    rewrite(page, "bench-table", block if page == "README.md" else block.replace("](docs/", "]("))
+rewrite("docs/benchmarks.md", "projection", projection)
 PY
