@@ -23,12 +23,7 @@ DESIGNS=${DESIGNS:-"shared dashmap save-merge"}
 PAHOLE=${PAHOLE:-pahole}
 OUT=${OUT:-docs/bench}
 VMLINUX=${VMLINUX:-$(scripts/setup/fetch-kernel.sh)}
-scripts/setup/apt-install.sh time gnuplot-nox
-cargo build --release --quiet
-BIN=${CARGO_TARGET_DIR:-target}/release/dwarf2btf
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-mkdir -p "$OUT"
+bench_setup
 CSV=$OUT/matrix.csv
 
 FEATURES=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs

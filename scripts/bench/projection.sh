@@ -29,12 +29,7 @@ ROUNDS=${ROUNDS:-5}
 OUT=${OUT:-docs/bench}
 PAHOLE=${PAHOLE:-$(scripts/setup/fetch-pahole-1.32.sh)}
 VMLINUX=${VMLINUX:-$(scripts/setup/fetch-kernel.sh)}
-scripts/setup/apt-install.sh time gnuplot-nox
-cargo build --release --quiet
-BIN=${CARGO_TARGET_DIR:-target}/release/dwarf2btf
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-mkdir -p "$OUT"
+bench_setup
 
 FEATURES=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs
 RUNS=$OUT/projection-runs.csv

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The benchmark scripts' one way to time a run: source this file, then
+# What the benchmark scripts share: source this file. `bench_setup` (below) prepares a run;
 # `timed LOG CMD...` runs CMD once under GNU time with its output in LOG, and writes
 # "wall_s,cpu_s,peak_rss_kib" (CPU = user + system) to LOG.row. A failing CMD prints LOG and
 # ends the script.
@@ -12,4 +12,16 @@ timed() {
     exit 1
   fi
   awk '{printf "%.2f,%.2f,%d\n", $1, $2 + $3, $4}' "$log.time" > "$log.row"
+}
+
+# bench_setup: what a timing script starts with, from the repository's root: GNU time and
+# gnuplot installed, the release binary built ($BIN), a scratch directory ($TMP, removed at
+# exit), and $OUT created.
+bench_setup() {
+  scripts/setup/apt-install.sh time gnuplot-nox
+  cargo build --release --quiet
+  BIN=${CARGO_TARGET_DIR:-target}/release/dwarf2btf
+  TMP=$(mktemp -d)
+  trap 'rm -rf "$TMP"' EXIT
+  mkdir -p "$OUT"
 }
