@@ -37,7 +37,8 @@ pub struct Measure {
 
 /// One timed run.
 pub struct Run {
-    /// From the start barrier to the end of `finish`, memory counting left out.
+    /// From the first thread leaving the start barrier to the end of `finish`, memory
+    /// counting left out.
     pub wall_ns: u64,
     /// `finish` alone.
     pub finish_ns: u64,
@@ -231,7 +232,7 @@ where
                         measure,
                     };
                     barrier.wait();
-                    let cpu = thread_cpu();
+                    let (started, cpu) = (Instant::now(), thread_cpu());
                     loop {
                         let u = shared.next.fetch_add(1, Ordering::Relaxed);
                         let Some(unit) = shared.plan.units.get(u) else {
@@ -240,16 +241,19 @@ where
                         work(unit.work_ns);
                         shared.done::<F>(u, &mut log);
                     }
-                    (log, pinned, thread_cpu().saturating_sub(cpu))
+                    (log, pinned, thread_cpu().saturating_sub(cpu), started)
                 })
             })
             .collect();
         barrier.wait();
-        let start = Instant::now();
-        let logs: Vec<(ThreadLog, bool, Duration)> = handles
+        let released = Instant::now();
+        let logs: Vec<(ThreadLog, bool, Duration, Instant)> = handles
             .into_iter()
             .map(|h| h.join().expect("a replay thread panicked"))
             .collect();
+        // The clock starts when the first thread leaves the barrier: with more threads than
+        // CPUs this thread may run only after others have done much of the work.
+        let start = logs.iter().map(|l| l.3).fold(released, Instant::min);
         (start, logs)
     });
     // Inside the timed region: save-merge and private hand their lists over here.
@@ -266,7 +270,7 @@ where
     let mut timeline = Vec::new();
     let mut pinned = measure.pin;
     let mut cpu = handover_cpu + finish_cpu;
-    for (log, thread_pinned, thread_cpu) in logs {
+    for (log, thread_pinned, thread_cpu, _) in logs {
         all.add(&log.latency).expect("same bounds");
         timeline.extend(log.timeline);
         pinned &= thread_pinned;
