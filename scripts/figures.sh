@@ -7,7 +7,9 @@
 #   DATE-replay-saves    the replay, saves back to back (gap 0): the tables' own costs, at
 #                        OWNERS owners and with an owner per CU (replay.csv, replay.md, .svg)
 #   DATE-replay-gaps     the replay at GAP times the recorded work between saves, at
-#                        GAP_OWNERS owners and with an owner per CU
+#                        GAP_OWNERS owners and with an owner per CU (REPLAYS=0 skips both)
+#   DATE-replay-gap1     the replay at the recorded gaps, -j2, summary fold, GAP1_RUNS rounds
+#                        (GAP1=1 runs it: about 7 minutes on 2 cores)
 #   DATE-instructions    instructions per design (valgrind callgrind; INSTRUCTIONS=0 skips)
 #   DATE-model           the contention model and its check (MODEL=0 skips)
 #   DATE-memory          the counted memory per design on the kernel (MEMORY=0 skips)
@@ -42,6 +44,9 @@ MARGIN=${MARGIN:-0.05}
 INSTRUCTIONS=${INSTRUCTIONS:-1}
 MODEL=${MODEL:-1}
 MEMORY=${MEMORY:-1}
+REPLAYS=${REPLAYS:-1}
+GAP1=${GAP1:-0}
+GAP1_RUNS=${GAP1_RUNS:-5}
 END_TO_END=${END_TO_END:-1}
 SPREAD=${SPREAD:-1}
 PINNING=${PINNING:-1}
@@ -78,8 +83,19 @@ replay() { # replay TOPIC GAP OWNERS TITLE
     "The reference trace replayed under the pipeline's owner/batch semantics (owner = batch mod N, a batch's saves one burst, each owner's batches in order) and with an owner per CU, recorded work between saves scaled by $2, $RUNS rounds, designs in a random order per round (seed $SEED). \`replay.md\` has the per-cell medians with bootstrap 95 % intervals, the paired differences (shared minus each other design, per round) with a ±$(echo "$MARGIN * 100" | bc | sed 's/\.0*$//') % equivalence margin and TOST verdicts, and the memory counted."
 }
 
-replay replay-saves 0 "$OWNERS" "Replay, saves back to back"
-replay replay-gaps "$GAP" "$GAP_OWNERS" "Replay at $GAP × the recorded gaps"
+if [ "$REPLAYS" = 1 ]; then
+  replay replay-saves 0 "$OWNERS" "Replay, saves back to back"
+  replay replay-gaps "$GAP" "$GAP_OWNERS" "Replay at $GAP × the recorded gaps"
+fi
+if [ "$GAP1" = 1 ]; then
+  dir=$RUNS_DIR/$DATE-replay-gap1
+  mkdir -p "$dir"
+  command="NAME=replay OUT=$dir GAP=1 OWNERS=2 FOLDS=summary RUNS=$GAP1_RUNS SEED=$SEED MARGIN=$MARGIN scripts/bench/replay-figure.sh"
+  NAME=replay OUT=$dir GAP=1 OWNERS=2 FOLDS=summary RUNS=$GAP1_RUNS SEED=$SEED MARGIN=$MARGIN \
+    scripts/bench/replay-figure.sh
+  readme "$dir" "Replay at the recorded gaps" "$command" \
+    "The reference trace replayed at the recorded work between saves (gap 1, about 12.7 s of CPU per run), -j2, summary fold, $GAP1_RUNS rounds, designs in a random order per round (seed $SEED): \`replay.md\` has the medians and the paired differences against a ±$(echo "$MARGIN * 100" | bc | sed 's/\.0*$//') % margin."
+fi
 
 if [ "$INSTRUCTIONS" = 1 ]; then
   dir=$RUNS_DIR/$DATE-instructions
