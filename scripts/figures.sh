@@ -125,14 +125,16 @@ if [ "$END_TO_END" = 1 ]; then
   JOBS=$JOBS RUNS=3 DESIGNS="shared dashmap save-merge private" OUT=$dir \
     PAHOLE=$(scripts/setup/fetch-pahole-1.32.sh) scripts/bench/bench-matrix.sh | tee "$dir/tables.md"
   LAB=$LAB provenance "$dir/matrix.csv" "$command"
+  real_text=
   if [ -n "$REAL_PAHOLES" ]; then
     # shellcheck disable=SC2086 # one LABEL=PATH word each
     JOBS=$REAL_JOBS RUNS=3 OUT=$dir/real scripts/bench/bench-real-designs.sh $REAL_PAHOLES \
       "pahole-1.32=$(scripts/setup/fetch-pahole-1.32.sh)" | tee "$dir/real-tables.md"
     LAB=$LAB provenance "$dir/real/matrix.csv" "JOBS=\"$REAL_JOBS\" RUNS=3 OUT=$dir/real scripts/bench/bench-real-designs.sh $REAL_PAHOLES pahole-1.32=\$(scripts/setup/fetch-pahole-1.32.sh)"
+    real_text=" \`real-tables.md\` and \`real/\` (scripts/bench/bench-real-designs.sh at -j $REAL_JOBS): the upstream pahole builds $REAL_PAHOLES beside pahole 1.32 and the four designs, with each output's FUNC count."
   fi
   readme "$dir" "End to end: every design and pahole 1.32 on the reference vmlinux" "$command" \
-    "The reference vmlinux encoded with the kernel's flags by each function-table design and by Debian unstable's pahole 1.32 at -j $JOBS, 3 alternating rounds: \`tables.md\` has the medians (wall, CPU, peak RSS, ratios) and the tables' counters (per-owner folds, contention, instances held, the final pass)."
+    "The reference vmlinux encoded with the kernel's flags by each function-table design and by Debian unstable's pahole 1.32 at -j $JOBS, 3 alternating rounds: \`tables.md\` has the medians (wall, CPU, peak RSS, ratios) and the tables' counters (per-owner folds, contention, instances held, the final pass).$real_text"
 fi
 if [ "$SPREAD" = 1 ]; then
   dir=$RUNS_DIR/$DATE-spread

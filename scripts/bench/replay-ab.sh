@@ -8,10 +8,10 @@
 # shards and backoff", says which).
 #
 #   A=/tmp/lab-packed B=/tmp/lab-padded LABELS=packed,padded DESIGN=shared \
-#     OUT=docs/bench/padding.csv scripts/bench/replay-ab.sh
+#     OUT=/tmp/padding.csv scripts/bench/replay-ab.sh
 #   A=/tmp/lab-default B=/tmp/lab-explicit LABELS=default,explicit DESIGN=dashmap \
 #     TRACE=/tmp/spread64.saves OWNERS=2,16,64 FOLDS=trivial ROUNDS=5 RUNS=2 \
-#     OUT=docs/bench/shards.csv scripts/bench/replay-ab.sh
+#     OUT=/tmp/shards.csv scripts/bench/replay-ab.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
