@@ -351,6 +351,43 @@ mod tests {
     }
 
     #[test]
+    fn the_clock_covers_every_thread_when_threads_outnumber_cpus() {
+        // The threads' CPU time, counted from when each leaves the start barrier, fits in the
+        // wall time on the CPUs there are only if the clock starts no later than the first
+        // of them: with 64 threads the thread that reads the clock may run last.
+        let trace = generate(&Params {
+            out: std::path::PathBuf::new(),
+            functions: 1024,
+            saves: 40_000,
+            skew: 0.5,
+            spread: 64,
+            batch_saves: 100,
+            seed: 7,
+        });
+        let mut s = settings(false);
+        s.owners = vec![64];
+        s.latency = false;
+        s.runs = 3;
+        let mut csv = Vec::new();
+        replay_all(&trace, &s, &mut csv).unwrap();
+        let cpus = std::thread::available_parallelism().unwrap().get() as u64;
+        let ns = |name| -> Vec<u64> {
+            column(&csv, name)
+                .iter()
+                .map(|v| v.parse().unwrap())
+                .collect()
+        };
+        let (wall, cpu) = (ns("wall_ns"), ns("cpu_ns"));
+        for (w, c) in wall.iter().zip(&cpu) {
+            // A millisecond for the clocks' granularity.
+            assert!(
+                c <= &(w * cpus + 1_000_000),
+                "cpu {c} ns in {w} ns of wall on {cpus} CPUs"
+            );
+        }
+    }
+
+    #[test]
     fn a_pinned_replay_runs_and_reports_pinned() {
         // Where this process may not run on CPUs 0 and 1 (a restricted cpuset, or not Linux),
         // the replay must still run, and report its runs unpinned.
