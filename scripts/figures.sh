@@ -121,15 +121,16 @@ fi
 if [ "$END_TO_END" = 1 ]; then
   dir=$RUNS_DIR/$DATE-end-to-end
   mkdir -p "$dir"
+  pahole_1_32=$(scripts/setup/fetch-pahole-1.32.sh)
   command="JOBS=\"$JOBS\" RUNS=3 DESIGNS=\"shared dashmap save-merge private\" OUT=$dir scripts/bench/bench-matrix.sh"
   JOBS=$JOBS RUNS=3 DESIGNS="shared dashmap save-merge private" OUT=$dir \
-    PAHOLE=$(scripts/setup/fetch-pahole-1.32.sh) scripts/bench/bench-matrix.sh | tee "$dir/tables.md"
+    PAHOLE=$pahole_1_32 scripts/bench/bench-matrix.sh | tee "$dir/tables.md"
   LAB=$LAB provenance "$dir/matrix.csv" "$command"
   real_text=
   if [ -n "$REAL_PAHOLES" ]; then
     # shellcheck disable=SC2086 # one LABEL=PATH word each
     JOBS=$REAL_JOBS RUNS=3 OUT=$dir/real scripts/bench/bench-real-designs.sh $REAL_PAHOLES \
-      "pahole-1.32=$(scripts/setup/fetch-pahole-1.32.sh)" | tee "$dir/real-tables.md"
+      "pahole-1.32=$pahole_1_32" | tee "$dir/real-tables.md"
     LAB=$LAB provenance "$dir/real/matrix.csv" "JOBS=\"$REAL_JOBS\" RUNS=3 OUT=$dir/real scripts/bench/bench-real-designs.sh $REAL_PAHOLES pahole-1.32=\$(scripts/setup/fetch-pahole-1.32.sh)"
     real_text=" \`real-tables.md\` and \`real/\` (scripts/bench/bench-real-designs.sh at -j $REAL_JOBS): the upstream pahole builds $REAL_PAHOLES beside pahole 1.32 and the four designs, with each output's FUNC count."
   fi
