@@ -66,6 +66,18 @@ impl Mapped {
         &self.path
     }
 
+    /// [`Mapped::release`] for a slice of the mapped bytes (nothing when `bytes` lies
+    /// elsewhere, as a decompressed section's copy does).
+    pub fn release_slice(&self, bytes: &[u8]) {
+        let base = self.map.as_ptr() as usize;
+        let Some(start) = (bytes.as_ptr() as usize).checked_sub(base) else {
+            return;
+        };
+        if start.saturating_add(bytes.len()) <= self.map.len() {
+            self.release(start..start + bytes.len());
+        }
+    }
+
     /// Tells the kernel a byte range will not be read again, so its page-cache pages can leave
     /// this process's resident set (the file stays intact).
     pub fn release(&self, range: std::ops::Range<usize>) {

@@ -44,7 +44,7 @@ impl<'a> DebugSections<'a> {
     /// Loads the debug sections of `elf`, and of the supplementary file its
     /// `.gnu_debugaltlink` names; `None` when it has no `.debug_info`.
     pub fn load(elf: &Elf<'a>) -> Result<Option<Self>> {
-        if elf.debug_section(".debug_info")?.is_none() {
+        if !elf.has_section(".debug_info") {
             return Ok(None);
         }
         let sup = match elf.section_data(".gnu_debugaltlink")? {

@@ -6,7 +6,10 @@
 //! again would be wrong.
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::path::Path;
+
+use object::read::elf::{ElfFile, FileHeader, SectionHeader};
 
 use object::{
     Object, ObjectSection, ObjectSymbol, RelocationFlags, RelocationTarget, SectionIndex,
@@ -71,6 +74,8 @@ pub use crate::config::{DECOMPRESS_SLACK, DEFAULT_DECOMPRESS_RATIO};
 /// A parsed ELF file.
 pub struct Elf<'a> {
     path: &'a Path,
+    /// The mapped file, whose pages a relocated section's copy gives back as it is made.
+    mapped: &'a Mapped,
     file: object::File<'a>,
     /// A compressed section may expand to this many times its compressed size, plus
     /// [`DECOMPRESS_SLACK`] (0: no limit).
@@ -87,6 +92,9 @@ pub struct Elf<'a> {
     /// Address size in bytes (4 or 8).
     pub addr_size: u8,
 }
+
+/// How many relocations are applied between two releases of the entries behind them.
+const RELEASE_RELOCATIONS_EVERY: usize = 1 << 16;
 
 /// The most bytes a zlib or zstd stream of nothing takes (8 and 9 as zlib and zstd write
 /// them; headers with options take a little more).
@@ -136,6 +144,7 @@ impl<'a> Elf<'a> {
         }
         Ok(Elf {
             path,
+            mapped,
             file,
             decompress_ratio: DEFAULT_DECOMPRESS_RATIO,
             slack_taken: Default::default(),
@@ -267,12 +276,42 @@ impl<'a> Elf<'a> {
         let Some(sec) = self.file.section_by_name(name) else {
             return Vec::new();
         };
-        sec.relocations()
+        self.relocations_releasing(&sec)
             .filter_map(|(offset, rel)| match rel.target() {
                 object::RelocationTarget::Symbol(sym) => Some((offset, sym.0 as u64)),
                 _ => None,
             })
             .collect()
+    }
+
+    /// The relocations that apply to `sec`, in table order; the table's mapped pages leave
+    /// the resident set behind the iteration (a large module's `.rela.debug_info` is 24 MiB).
+    fn relocations_releasing<'s>(
+        &'s self,
+        sec: &object::Section<'a, 's>,
+    ) -> impl Iterator<Item = (u64, object::Relocation)> + 's {
+        let table = self.relocation_table(sec);
+        let release = move |done: usize| {
+            if let Some((range, entry)) = &table {
+                let end = range.start.saturating_add(done.saturating_mul(*entry));
+                self.mapped.release(range.start..end.min(range.end));
+            }
+        };
+        let mut relocs = sec.relocations();
+        let mut done = 0;
+        std::iter::from_fn(move || {
+            let next = relocs.next();
+            done += 1;
+            if next.is_none() || done % RELEASE_RELOCATIONS_EVERY == 0 {
+                release(done);
+            }
+            next
+        })
+    }
+
+    /// True when the file has a section named `name`.
+    pub fn has_section(&self, name: &str) -> bool {
+        self.file.section_by_name(name).is_some()
     }
 
     /// The data of a debug section, decompressed and, for ET_REL, relocated. An ET_REL object
@@ -295,17 +334,58 @@ impl<'a> Elf<'a> {
         Ok(Some(data))
     }
 
+    /// The section's bytes with its relocations applied: an owned copy, made 1 MiB at a
+    /// time, whose mapped source pages and relocation entries leave the resident set as they
+    /// are used (a large module's `.debug_info` and `.rela.debug_info` are 17 and 24 MiB).
     fn relocated(&self, sec: &object::Section<'a, '_>, name: &str) -> Result<Cow<'a, [u8]>> {
         let data = self.data_of(sec, name)?;
-        let mut relocs = sec.relocations().peekable();
+        let mut relocs = self.relocations_releasing(sec).peekable();
         if relocs.peek().is_none() {
             return Ok(data);
         }
-        let mut buf = data.into_owned();
+        let mut buf = self.copy_releasing(data);
         for (offset, rel) in relocs {
             self.apply_relocation(name, &mut buf, offset, &rel)?;
         }
         Ok(Cow::Owned(buf))
+    }
+
+    /// `data` as an owned vector; when it is the mapped file's bytes, each copied MiB is
+    /// released from the mapping behind the copy.
+    fn copy_releasing(&self, data: Cow<'a, [u8]>) -> Vec<u8> {
+        let Cow::Borrowed(bytes) = data else {
+            return data.into_owned();
+        };
+        let mut buf = Vec::with_capacity(bytes.len());
+        for chunk in bytes.chunks(1 << 20) {
+            buf.extend_from_slice(chunk);
+            self.mapped.release_slice(chunk);
+        }
+        buf
+    }
+
+    /// The file range of the relocation table that applies to `sec`, and its entry size.
+    fn relocation_table(&self, sec: &object::Section<'a, '_>) -> Option<(Range<usize>, usize)> {
+        fn table<E: FileHeader>(
+            file: &ElfFile<'_, E>,
+            index: SectionIndex,
+        ) -> Option<(Range<usize>, usize)> {
+            let header = file
+                .section_by_index(index)
+                .ok()?
+                .elf_relocation_section()
+                .ok()??;
+            let (offset, size) = header.file_range(file.endian())?;
+            let start = usize::try_from(offset).ok()?;
+            let end = start.checked_add(usize::try_from(size).ok()?)?;
+            let entry = usize::try_from(header.sh_entsize(file.endian()).into()).ok()?;
+            Some((start..end, entry))
+        }
+        match &self.file {
+            object::File::Elf32(file) => table(file, sec.index()),
+            object::File::Elf64(file) => table(file, sec.index()),
+            _ => None,
+        }
     }
 
     fn apply_relocation(

@@ -295,15 +295,16 @@ pub fn encode(
     })?;
     let headers = units.headers();
     progress.cus(headers.len());
-    // Reading 2,000 unit headers faults in their pages (and the kernel's fault-around, 64 KiB
-    // each): give them back; each CU's pages come back while a worker reads it.
-    mapped.release(0..mapped.bytes().len());
     let mut funcs = ElfFunctions::collect(elf)?;
     let mut messages = Vec::new();
     if config.features.decl_tag_kfuncs {
         messages.extend(collect_kfuncs(elf, &mut funcs)?);
     }
     let vars = VarEncoder::new(elf, &config.features)?;
+    // Reading 2,000 unit headers faults in their pages (and the kernel's fault-around, 64 KiB
+    // each), and the variables' index reads every relocation of a module's `.debug_info`:
+    // give them back; each CU's pages come back while a worker reads it.
+    mapped.release(0..mapped.bytes().len());
     let arch = Arch::from_elf_machine(elf.machine);
     let mut ctx = EncodeContext {
         path,

@@ -171,7 +171,7 @@ impl<'a> WithTable<FuncSummary> for Batches<'_, 'a, '_> {
                     expected += 1;
                     window.advance(expected);
                     progress.cus_done(merged.cus + merged.cus_skipped);
-                    dwarf.batches_merged(expected);
+                    dwarf.batches_merged(expected, batches.len());
                 }
             }
             if expected != batches.len() {
