@@ -144,19 +144,25 @@ pub fn read_base(path: &Path) -> Result<Arc<Btf>> {
 
 /// Reads BTF from `path`: raw BTF, or the `.BTF` section of an ELF file.
 pub fn read_file(path: &Path, base: Option<Arc<Btf>>) -> Result<Btf> {
-    parse(&file_btf_bytes(path)?, base)
+    with_file_btf_bytes(path, |bytes| parse(bytes, base))
 }
 
 /// The BTF bytes of the file at `path`: all of it when it is raw BTF, its `.BTF` section
 /// when it is an ELF file. Only a regular file is read (a directory, FIFO or device is an
 /// error, not an endless read).
 pub fn file_btf_bytes(path: &Path) -> Result<Vec<u8>> {
+    with_file_btf_bytes(path, |bytes| Ok(bytes.to_vec()))
+}
+
+/// Calls `f` with the BTF bytes of the file at `path` ([`file_btf_bytes`]), borrowed from the
+/// file's map where they are stored plain, so that parsing them copies them once.
+fn with_file_btf_bytes<T>(path: &Path, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<T> {
     // Mapped where the file allows it: a base vmlinux is hundreds of MiB, of which only .BTF
     // is wanted. sysfs (/sys/kernel/btf/vmlinux) refuses mmap, so such files are read.
-    // SAFETY: the map lives only until `btf_bytes` has copied the BTF out of it, and a BTF
-    // file being read is not rewritten meanwhile: a precondition the project accepts (pahole
-    // and bpftool map or read the same files with the same exposure); dwarf2btf's own writes
-    // go to a temporary file renamed over the target, never into a mapped inode.
+    // SAFETY: the map lives only until `f` returns, and a BTF file being read is not
+    // rewritten meanwhile: a precondition the project accepts (pahole and bpftool map or read
+    // the same files with the same exposure); dwarf2btf's own writes go to a temporary file
+    // renamed over the target, never into a mapped inode.
     let mapped = unsafe { Mapped::open(path) };
     let read;
     let data = match mapped {
@@ -169,7 +175,7 @@ pub fn file_btf_bytes(path: &Path) -> Result<Vec<u8>> {
             &read[..]
         }
     };
-    Ok(btf_bytes(path, data)?.into_owned())
+    f(&btf_bytes(path, data)?)
 }
 
 /// The bytes of a regular file that refuses mmap (sysfs), at most as many as its size says;

@@ -21,15 +21,30 @@ const fn ctype(c: u8) -> u8 {
     }
 }
 
-/// The kernel's `isalpha` (lib/ctype.c classes, Latin-1 letters included).
-fn k_isalpha(c: u8) -> bool {
-    ctype(c) & (UPPER | LOWER) != 0
-}
+/// `__btf_name_char_ok` for a first byte: the kernel's `isalpha` (lib/ctype.c classes,
+/// Latin-1 letters included), `_` or `.`.
+const FIRST_OK: u8 = 1;
+/// `__btf_name_char_ok` for a later byte: the kernel's `isalnum`, `_` or `.`.
+const LATER_OK: u8 = 2;
 
-/// The kernel's `isalnum` (lib/ctype.c classes, Latin-1 letters included).
-fn k_isalnum(c: u8) -> bool {
-    ctype(c) & (UPPER | LOWER | DIGIT) != 0
-}
+/// [`FIRST_OK`] and [`LATER_OK`] for every byte, looked up once per byte of a name: a base
+/// BTF's names are checked on every module's encoding.
+const NAME_BYTES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let class = ctype(c as u8);
+        let punct = c == b'_' as usize || c == b'.' as usize;
+        if class & (UPPER | LOWER) != 0 || punct {
+            table[c] |= FIRST_OK;
+        }
+        if class & (UPPER | LOWER | DIGIT) != 0 || punct {
+            table[c] |= LATER_OK;
+        }
+        c += 1;
+    }
+    table
+};
 
 /// `__btf_name_valid` of Linux 6.1: `__btf_name_char_ok` on every byte (first: `isalpha`,
 /// then `isalnum`, or `_` or `.`) and at most `KSYM_NAME_LEN` bytes. `.` is allowed in every
@@ -37,12 +52,11 @@ fn k_isalnum(c: u8) -> bool {
 /// (6.5, backported to 6.1.y; Debian's 6.1 source has it). The classes are the kernel's, not
 /// Rust's ASCII ones: a Latin-1 letter byte 0xC0..=0xFF (bar 0xD7, 0xF7) is a letter.
 pub(super) fn name_valid(s: &[u8]) -> bool {
-    let ok = |c: u8, first: bool| {
-        (if first { k_isalpha(c) } else { k_isalnum(c) }) || c == b'_' || c == b'.'
-    };
     match s.split_first() {
         Some((&c, rest)) => {
-            s.len() <= KSYM_NAME_LEN && ok(c, true) && rest.iter().all(|&c| ok(c, false))
+            s.len() <= KSYM_NAME_LEN
+                && NAME_BYTES[c as usize] & FIRST_OK != 0
+                && rest.iter().all(|&c| NAME_BYTES[c as usize] & LATER_OK != 0)
         }
         None => false,
     }
