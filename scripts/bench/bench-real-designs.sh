@@ -9,6 +9,7 @@
 #       "pahole-1.32=$(scripts/setup/fetch-pahole-1.32.sh)"
 #   JOBS="1 2 8" RUNS=3 OUT=docs/bench/runs/DATE-TOPIC scripts/bench/bench-real-designs.sh ...
 #   DESIGNS= scripts/bench/bench-real-designs.sh ...       # the pahole binaries only
+#   VMLINUX=M.ko BASE=vmlinux.btf scripts/bench/bench-real-designs.sh ...   # a module, split
 #
 # One round runs, at each -j, every pahole and then every dwarf2btf design once, so that the
 # shared machine's drift falls on all of them alike; each cell is the median of RUNS rounds.
@@ -26,6 +27,10 @@ OUT=${OUT:-docs/bench}
 CSV=$OUT/matrix.csv
 mkdir -p "$OUT"
 VMLINUX=${VMLINUX:-$(scripts/setup/fetch-kernel.sh)}
+# BASE: the base BTF of a module given as VMLINUX (split BTF, as a kernel build encodes it).
+BASE=${BASE:-}
+SPLIT=() BPFTOOL_BASE=()
+[ -z "$BASE" ] || { SPLIT=("--btf_base=$BASE"); BPFTOOL_BASE=(-B "$BASE"); }
 FEATURES=encode_force,var,float,enum64,decl_tag,type_tag,optimized_func,consistent_func,decl_tag_kfuncs
 scripts/setup/apt-install.sh time bpftool
 cargo build --release --quiet
@@ -45,7 +50,8 @@ done
 # measure TOOL DESIGN J ROUND OUTFILE CMD...: one timed run, one CSV row; the BTF stays in OUTFILE
 measure() {
   local tool=$1 design=$2 j=$3 round=$4 btf=$5; shift 5
-  if ! /usr/bin/time -f "%e %U %S %M" -o "$TMP/time" "$@" "--btf_encode_detached=$btf" "$VMLINUX" \
+  if ! /usr/bin/time -f "%e %U %S %M" -o "$TMP/time" "$@" "${SPLIT[@]}" \
+    "--btf_encode_detached=$btf" "$VMLINUX" \
     > "$TMP/log" 2>&1; then
     echo "failed ($tool $design -j$j): $*" >&2
     cat "$TMP/log" >&2
@@ -76,10 +82,10 @@ uptime >> "$OUT/load.txt"
 {
   echo "tool,design,funcs"
   for label in "${LABELS[@]}"; do
-    echo "$label,-,$(bpftool btf dump file "$TMP/$label.btf" | grep -c '] FUNC ')"
+    echo "$label,-,$(bpftool btf dump file "$TMP/$label.btf" "${BPFTOOL_BASE[@]}" | grep -c '] FUNC ')"
   done
   for d in $DESIGNS; do
-    echo "dwarf2btf,$d,$(bpftool btf dump file "$TMP/dwarf2btf-$d.btf" | grep -c '] FUNC ')"
+    echo "dwarf2btf,$d,$(bpftool btf dump file "$TMP/dwarf2btf-$d.btf" "${BPFTOOL_BASE[@]}" | grep -c '] FUNC ')"
   done
 } > "$OUT/funcs.csv"
 
