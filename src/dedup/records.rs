@@ -103,8 +103,10 @@ impl Recs {
             for (i, k) in chunk.iter_mut().enumerate() {
                 let id = (first + i) as u32;
                 let rec = view.rec(id);
-                *k = rec.kind() as u8;
-                if id >= start_id {
+                let kind = rec.kind();
+                *k = kind as u8;
+                // FWD's `type` word is in its template, not among its ids: always read.
+                if id >= start_id && (kind == kind::FWD || !rec.ids_below_by_form(cnt)) {
                     check_ids(id, rec, cnt)?;
                 }
             }

@@ -635,6 +635,29 @@ fn bad_input_is_an_error() {
     }
 }
 
+/// A reference past the end is an error anywhere in a BTF of more than 2^16 types, where the
+/// dedup's store holds most ids as 16-bit distances: a far PTR and a FWD's `type` word in the
+/// middle.
+#[test]
+fn a_bad_reference_in_the_middle_of_a_large_btf_is_an_error() {
+    const COUNT: u32 = 70_000;
+    const AT: u32 = 35_000;
+    let strs = b"\0int\0";
+    let int = [1, info(Kind::Int, 0, false), 4, kinds::int_data(1, 0, 32)];
+    let far_ptr = [0, info(Kind::Ptr, 0, false), COUNT + 5];
+    let fwd = [1, info(Kind::Fwd, 0, false), COUNT + 5];
+    for (name, bad, kind) in [("PTR", &far_ptr[..], "PTR"), ("FWD", &fwd[..], "FWD")] {
+        let mut recs = vec![&int[..]; COUNT as usize];
+        recs[AT as usize - 1] = bad;
+        let expected = format!(
+            "invalid BTF: type [{AT}] ({kind}) references type [{}], past the last type [{COUNT}]",
+            COUNT + 5
+        );
+        let r = ours_bytes(&raw(&recs, strs), None, false);
+        assert_eq!(r.err(), Some(expected), "{name}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // random BTF (tests/common/random_btf.rs)
 

@@ -133,6 +133,14 @@ impl<'a> Rec<'a> {
         }
     }
 
+    /// Whether every id the record holds is below `cnt`, told by its form alone: a near
+    /// record's ids are within 2^15 of its own id, so when that is at least 2^15 from 0 and
+    /// from `cnt`, none can be out of range and none needs reading.
+    pub fn ids_below_by_form(self, cnt: u32) -> bool {
+        const REACH: u32 = 1 << 15;
+        self.form == Form::Near && self.id >= REACH && self.id < cnt.saturating_sub(REACH)
+    }
+
     /// Appends the record's raw words to `out`.
     pub fn write_to(self, out: &mut Vec<u32>) {
         let start = out.len();
@@ -528,6 +536,35 @@ mod tests {
             w.extend_from_slice(&[n, t, off]);
         }
         w
+    }
+
+    /// Wherever [`Rec::ids_below_by_form`] answers for a record, every id it holds is below
+    /// the count: over 140,000 records referring back and forth by up to 40,000 ids, some past
+    /// the end, it answers for most of them and for none that refers past the end.
+    #[test]
+    fn ids_below_by_form_never_answers_for_a_reference_past_the_end() {
+        const COUNT: u32 = 140_000;
+        let mut s = Store::new();
+        s.push(&[0, 0, 0]).unwrap();
+        for id in 1..COUNT {
+            let reach = id.wrapping_mul(7_919) % 40_000;
+            s.push(&ptr(if id % 2 == 0 { id - reach } else { id + reach }))
+                .unwrap();
+        }
+        let (mut answered, mut past_end) = (0, 0);
+        for id in 1..COUNT {
+            let rec = s.rec(id);
+            let beyond = rec.id(0) >= COUNT;
+            past_end += u32::from(beyond);
+            if rec.ids_below_by_form(COUNT) {
+                assert!(!beyond, "[{id}] refers to [{}]", rec.id(0));
+                answered += 1;
+            }
+        }
+        assert!(
+            past_end > 1_000 && answered > COUNT / 3,
+            "{past_end} {answered}"
+        );
     }
 
     #[test]
