@@ -96,7 +96,8 @@ pub(super) fn encoding_held(
         Held {
             what: format!(
                 "resident DWARF: the input's mapped pages, before the main thread drops them \
-                 every {RELEASE_DWARF_EVERY} batches (workers drop each CU's as they finish)"
+                 every {RELEASE_DWARF_EVERY} batches and after each of the last \
+                 {RELEASE_DWARF_EVERY} (workers drop each CU's as they finish)"
             ),
             bytes: (dwarf_peak_mib << 20) as usize,
         },
