@@ -144,19 +144,19 @@ pub fn read_base(path: &Path) -> Result<Arc<Btf>> {
 
 /// Reads BTF from `path`: raw BTF, or the `.BTF` section of an ELF file.
 pub fn read_file(path: &Path, base: Option<Arc<Btf>>) -> Result<Btf> {
-    with_file_btf_bytes(path, |bytes| parse(bytes, base))
+    with_file_btf_bytes(path, |bytes| parse(&bytes, base))
 }
 
 /// The BTF bytes of the file at `path`: all of it when it is raw BTF, its `.BTF` section
 /// when it is an ELF file. Only a regular file is read (a directory, FIFO or device is an
 /// error, not an endless read).
 pub fn file_btf_bytes(path: &Path) -> Result<Vec<u8>> {
-    with_file_btf_bytes(path, |bytes| Ok(bytes.to_vec()))
+    with_file_btf_bytes(path, |bytes| Ok(bytes.into_owned()))
 }
 
 /// Calls `f` with the BTF bytes of the file at `path` ([`file_btf_bytes`]), borrowed from the
 /// file's map where they are stored plain, so that parsing them copies them once.
-fn with_file_btf_bytes<T>(path: &Path, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<T> {
+fn with_file_btf_bytes<T>(path: &Path, f: impl FnOnce(Cow<'_, [u8]>) -> Result<T>) -> Result<T> {
     // Mapped where the file allows it: a base vmlinux is hundreds of MiB, of which only .BTF
     // is wanted. sysfs (/sys/kernel/btf/vmlinux) refuses mmap, so such files are read.
     // SAFETY: the map lives only until `f` returns, and a BTF file being read is not
@@ -175,7 +175,7 @@ fn with_file_btf_bytes<T>(path: &Path, f: impl FnOnce(&[u8]) -> Result<T>) -> Re
             &read[..]
         }
     };
-    f(&btf_bytes(path, data)?)
+    f(btf_bytes(path, data)?)
 }
 
 /// The bytes of a regular file that refuses mmap (sysfs), at most as many as its size says;
