@@ -17,6 +17,7 @@ use std::path::Path;
 
 use crate::btf::Endian;
 use crate::dwarf::error::DwarfCause;
+use crate::dwarf::relocated::RelocatedUnits;
 use crate::error::{Error, Result};
 use crate::input::elf::Elf;
 use crate::mapped::Mapped;
@@ -38,6 +39,9 @@ pub struct DebugSections<'a> {
     endian: RunTimeEndian,
     /// The supplementary file's sections (`dwz -m`), copied out of it.
     sup: Option<Box<DebugSections<'static>>>,
+    /// `.debug_info` relocated unit by unit ([`DebugSections::load_by_unit`]); `info` is
+    /// then the unrelocated section, which only the unit headers are listed from.
+    by_unit: Option<RelocatedUnits<'a>>,
 }
 
 impl<'a> DebugSections<'a> {
@@ -51,15 +55,40 @@ impl<'a> DebugSections<'a> {
             Some(link) => Some(Box::new(load_sup(elf.path(), &link)?)),
             None => None,
         };
-        Self::load_own(elf, sup)
+        Self::load_own(elf, sup, false)
+    }
+
+    /// [`DebugSections::load`], except that a relocatable object's `.debug_info` is relocated
+    /// unit by unit as [`DebugSections::unit_header`] reads its units, when the object allows
+    /// it (`Elf::range_relocations`; no type units, no supplementary file); otherwise whole.
+    pub fn load_by_unit(elf: &Elf<'a>) -> Result<Option<Self>> {
+        if !elf.has_section(".debug_info") {
+            return Ok(None);
+        }
+        if elf.has_section(".gnu_debugaltlink") || elf.has_section(".debug_types") {
+            return Self::load(elf);
+        }
+        Self::load_own(elf, None, true)
     }
 
     /// Loads the debug sections of `elf` itself, with `sup` as its supplementary file's. A
     /// supplementary file's own `.gnu_debugaltlink` is not followed: dwz writes none, and a
     /// file naming itself (or a chain of them) would otherwise be read without end.
-    fn load_own(elf: &Elf<'a>, sup: Option<Box<DebugSections<'static>>>) -> Result<Option<Self>> {
-        let Some(info) = elf.debug_section(".debug_info")? else {
-            return Ok(None);
+    fn load_own(
+        elf: &Elf<'a>,
+        sup: Option<Box<DebugSections<'static>>>,
+        by_unit: bool,
+    ) -> Result<Option<Self>> {
+        let by_unit = match by_unit {
+            true => relocated_by_unit(elf)?,
+            false => None,
+        };
+        let info = match &by_unit {
+            Some(units) => Cow::Borrowed(units.unrelocated()),
+            None => match elf.debug_section(".debug_info")? {
+                Some(info) => info,
+                None => return Ok(None),
+            },
         };
         let get = |name: &str| -> Result<Cow<'a, [u8]>> {
             Ok(elf.debug_section(name)?.unwrap_or(Cow::Borrowed(&[])))
@@ -79,7 +108,54 @@ impl<'a> DebugSections<'a> {
                 Endian::Big => RunTimeEndian::Big,
             },
             sup,
+            by_unit,
         }))
+    }
+
+    /// The unit of `header` ready to read: when `.debug_info` is relocated unit by unit,
+    /// its header read again from the relocated bytes (a listed header's abbreviation offset
+    /// and entries are the unrelocated ones), else `header` itself.
+    pub fn unit_header<'s>(
+        &'s self,
+        header: UnitHeader<R<'s>>,
+        path: &Path,
+    ) -> Result<UnitHeader<R<'s>>> {
+        let (Some(units), Some(offset)) = (&self.by_unit, header.debug_info_offset()) else {
+            return Ok(header);
+        };
+        let start = offset.0;
+        let bytes = units.unit(start..start + header.length_including_self())?;
+        let bad = |e| Error::BadDwarf {
+            path: path.to_path_buf(),
+            offset: start as u64,
+            cause: DwarfCause::Read(e),
+        };
+        let read = gimli::DebugInfo::new(bytes, self.endian)
+            .units()
+            .next()
+            .map_err(bad)?
+            .ok_or(gimli::Error::UnexpectedEof(gimli::ReaderOffsetId(0)))
+            .map_err(bad)?;
+        let entries = read
+            .range_from(UnitOffset(read.header_size())..)
+            .map_err(bad)?;
+        Ok(UnitHeader::new(
+            read.encoding(),
+            read.unit_length(),
+            read.type_(),
+            read.debug_abbrev_offset(),
+            gimli::SectionId::DebugInfo,
+            gimli::UnitSectionOffset(start),
+            entries,
+        ))
+    }
+
+    /// Gives back the relocated bytes of the units in `range` of `.debug_info`, when it is
+    /// relocated unit by unit; their readers must be done with them.
+    pub fn release_units(&self, range: std::ops::Range<usize>) {
+        if let Some(units) = &self.by_unit {
+            units.release(range);
+        }
     }
 
     /// The same sections, owned.
@@ -97,6 +173,7 @@ impl<'a> DebugSections<'a> {
             types: own(self.types),
             endian: self.endian,
             sup: None,
+            by_unit: None,
         }
     }
 
@@ -156,6 +233,28 @@ pub struct Cu<'a> {
     pub loclists_base: DebugLocListsBase<usize>,
 }
 
+/// `.debug_info` of `elf`, to be relocated unit by unit, when its relocations allow it and
+/// every unit is a compile or partial unit (type units are read across units).
+fn relocated_by_unit<'a>(elf: &Elf<'a>) -> Result<Option<RelocatedUnits<'a>>> {
+    let Some(relocations) = elf.range_relocations(".debug_info")? else {
+        return Ok(None);
+    };
+    let endian = match elf.endian {
+        Endian::Little => RunTimeEndian::Little,
+        Endian::Big => RunTimeEndian::Big,
+    };
+    let mut units = gimli::DebugInfo::new(relocations.bytes(), endian).units();
+    while let Ok(Some(header)) = units.next() {
+        if !matches!(
+            header.type_(),
+            gimli::UnitType::Compilation | gimli::UnitType::Partial
+        ) {
+            return Ok(None);
+        }
+    }
+    RelocatedUnits::new(relocations, elf.path()).map(Some)
+}
+
 /// Reads the debug sections of the supplementary file that `.gnu_debugaltlink` (`link`: a path
 /// and a build ID) names: a relative path is relative to the input's directory, as gdb reads it;
 /// when the path does not exist, `/usr/lib/debug/.build-id/xx/yyyy.debug` of the build ID.
@@ -194,7 +293,7 @@ fn load_sup(input: &Path, link: &[u8]) -> Result<DebugSections<'static>> {
     // never writes it.
     let mapped = unsafe { Mapped::open(&path) }.map_err(why)?;
     let elf = Elf::parse(&mapped).map_err(why)?;
-    let sections = DebugSections::load_own(&elf, None).map_err(why)?;
+    let sections = DebugSections::load_own(&elf, None, false).map_err(why)?;
     let sections = sections.ok_or_else(|| {
         why(Error::BadDwarf {
             path: path.clone(),
@@ -360,6 +459,16 @@ impl<'a> Cu<'a> {
     /// Whether the `.debug_info` DIE at `o` is in this unit.
     pub fn holds(&self, o: gimli::DebugInfoOffset<usize>) -> bool {
         self.header.section() == gimli::SectionId::DebugInfo && self.range().contains(&o.0)
+    }
+
+    /// The section offset of `bytes`, a slice of this unit's entries (`None` when it lies
+    /// elsewhere). The unit's bytes need not lie at their section offset in memory: a
+    /// module's are relocated unit by unit.
+    pub fn section_offset_of(&self, bytes: &[u8]) -> Option<u64> {
+        let header_size = self.header.header_size();
+        let entries = self.header.range_from(UnitOffset(header_size)..).ok()?;
+        let within = crate::dwarf::variables::slice_offset(bytes, entries.slice())?;
+        Some(within + (self.offset + header_size) as u64)
     }
 
     /// The byte range of this unit in its section.

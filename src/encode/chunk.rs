@@ -22,7 +22,7 @@ use crate::dwarf::error::DwarfCause;
 use crate::dwarf::foreign::UnitIndex;
 use crate::dwarf::functions::{decode_cu_functions, FunctionInfo};
 use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError, TypesScratch};
-use crate::dwarf::units::{Cu, R};
+use crate::dwarf::units::{Cu, DebugSections, R};
 use crate::dwarf::variables::decode_cu_variables;
 use crate::error::{Error, Result};
 use crate::input::arch::Arch;
@@ -36,6 +36,9 @@ pub struct EncodeContext<'a, 'd> {
     pub path: &'d Path,
     /// The input's DWARF sections.
     pub dwarf: &'d gimli::Dwarf<R<'a>>,
+    /// The same sections, which ready each unit for reading (a module's `.debug_info` is
+    /// relocated unit by unit).
+    pub sections: &'a DebugSections<'a>,
     /// Every unit header, `.debug_info`'s then `.debug_types`', in order; a CU's index is its
     /// position here. Type units are encoded as CUs too (a type unit no CU references still
     /// holds a type the program declared), and each CU imports the type units it references.
@@ -152,7 +155,7 @@ pub struct Chunk {
 
 impl<'a> EncodeContext<'a, '_> {
     fn cu(&self, index: usize) -> Result<Cu<'a>> {
-        let header = self.headers[index];
+        let header = self.sections.unit_header(self.headers[index], self.path)?;
         Cu::new(self.dwarf, header, self.endian == Endian::Little).map_err(|e| Error::BadDwarf {
             path: self.path.to_path_buf(),
             offset: header.offset().0 as u64,
@@ -261,9 +264,9 @@ impl<'a> EncodeContext<'a, '_> {
             chunk.cus += 1;
             if self.excluded(&cu) {
                 chunk.cus_skipped += 1;
-                continue;
+            } else {
+                self.encode_cu(&mut chunk, &cu, i, chunk_index, scratch, found)?;
             }
-            self.encode_cu(&mut chunk, &cu, i, chunk_index, scratch, found)?;
             if cu.header.section() == gimli::SectionId::DebugInfo {
                 (self.release)(cu.range());
             }

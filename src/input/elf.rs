@@ -1,7 +1,8 @@
 //! The ELF input: memory-mapped file, section table, symbol table, and the debug sections
 //! ready for gimli (decompressed, and relocated for ET_REL objects).
 //!
-//! `.rela.debug_*` are applied only to relocatable objects (`.o`, `.ko`). An ET_EXEC vmlinux
+//! `.rela.debug_*` are applied only to relocatable objects (`.o`, `.ko`): to a whole section
+//! at once, or, for `.debug_info`, a range at a time ([`RangeRelocations`]). An ET_EXEC vmlinux
 //! linked with `--emit-relocs` carries relocations that are already applied; applying them
 //! again would be wrong.
 
@@ -9,6 +10,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::path::Path;
 
+use object::elf::Rela64;
 use object::read::elf::{ElfFile, FileHeader, SectionHeader};
 
 use object::{
@@ -271,17 +273,17 @@ impl<'a> Elf<'a> {
     }
 
     /// `(offset, symbol index)` of each relocation that applies to the first section named
-    /// `name` and refers to a symbol (what a link with `--emit-relocs` keeps), in table order.
-    pub fn relocation_symbols(&self, name: &str) -> Vec<(u64, u64)> {
-        let Some(sec) = self.file.section_by_name(name) else {
-            return Vec::new();
-        };
-        self.relocations_releasing(&sec)
-            .filter_map(|(offset, rel)| match rel.target() {
-                object::RelocationTarget::Symbol(sym) => Some((offset, sym.0 as u64)),
-                _ => None,
-            })
-            .collect()
+    /// `name` and refers to a symbol (what a link with `--emit-relocs` keeps), in table order,
+    /// read as the iteration goes (a large module has a million).
+    pub fn relocation_symbols(&self, name: &str) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let sec = self.file.section_by_name(name);
+        sec.into_iter().flat_map(move |sec| {
+            self.relocations_releasing(&sec)
+                .filter_map(|(offset, rel)| match rel.target() {
+                    object::RelocationTarget::Symbol(sym) => Some((offset, sym.0 as u64)),
+                    _ => None,
+                })
+        })
     }
 
     /// The relocations that apply to `sec`, in table order; the table's mapped pages leave
@@ -332,6 +334,72 @@ impl<'a> Elf<'a> {
                 .extend_from_slice(&self.relocated(&part, name)?);
         }
         Ok(Some(data))
+    }
+
+    /// The relocations of the section `name`, held for relocating it a range at a time
+    /// ([`RangeRelocations`]), so that each compile unit is relocated when a worker reads it
+    /// and no copy of the whole section is made. `None` when the whole-section path must be
+    /// taken instead ([`Elf::debug_section`]): the file is not a 64-bit relocatable object
+    /// with one uncompressed section of that name and a RELA table; the entries are not in
+    /// offset order; one points into the section itself (`DW_FORM_ref_addr`, read across
+    /// units); or one would fail, which that path reports.
+    pub fn range_relocations(&self, name: &str) -> Result<Option<RangeRelocations<'a>>> {
+        let object::File::Elf64(file) = &self.file else {
+            return Ok(None);
+        };
+        if !self.relocatable {
+            return Ok(None);
+        }
+        let mut parts = self.file.sections().filter(|s| s.name() == Ok(name));
+        let (Some(sec), None) = (parts.next(), parts.next()) else {
+            return Ok(None);
+        };
+        let Cow::Borrowed(bytes) = self.data_of(&sec, name)? else {
+            return Ok(None);
+        };
+        let endian = file.endian();
+        let Some(entries) = rela_entries(file, sec.index()) else {
+            return Ok(None);
+        };
+        let sym_values = self.symbol_values(file);
+        let relocations = RangeRelocations {
+            path: self.path,
+            name: name.to_string(),
+            mapped: self.mapped,
+            bytes,
+            entries,
+            endian,
+            target: self.endian,
+            machine: self.machine,
+            sym_values,
+        };
+        let own_symbols = self.symbols_in_section(sec.index());
+        Ok(relocations
+            .all_applicable(&own_symbols)
+            .then_some(relocations))
+    }
+
+    /// Each symbol's relocation value by index (`st_value` plus its section's address; 0 for
+    /// the null symbol and any a reader rejects), as [`Elf::apply_relocation`] computes it.
+    fn symbol_values(&self, file: &object::read::elf::ElfFile64<'a>) -> Vec<u64> {
+        let count = file.elf_symbol_table().symbols().len();
+        (0..count)
+            .map(|i| {
+                self.file.symbol_by_index(SymbolIndex(i)).map_or(0, |s| {
+                    s.address()
+                        .wrapping_add(self.section_load_addr(s.section_index()))
+                })
+            })
+            .collect()
+    }
+
+    /// The indexes of the symbols defined in section `index`.
+    fn symbols_in_section(&self, index: SectionIndex) -> std::collections::HashSet<u32> {
+        self.file
+            .symbols()
+            .filter(|s| s.section_index() == Some(index))
+            .map(|s| s.index().0 as u32)
+            .collect()
     }
 
     /// The section's bytes with its relocations applied: an owned copy, made 1 MiB at a
@@ -450,13 +518,7 @@ impl<'a> Elf<'a> {
         } else {
             rel.addend() as u64
         };
-        let value = sym_value.wrapping_add(addend);
-        match (size, self.endian) {
-            (4, Endian::Little) => slot.copy_from_slice(&(value as u32).to_le_bytes()),
-            (4, Endian::Big) => slot.copy_from_slice(&(value as u32).to_be_bytes()),
-            (8, Endian::Little) => slot.copy_from_slice(&value.to_le_bytes()),
-            _ => slot.copy_from_slice(&value.to_be_bytes()),
-        }
+        write_slot(slot, sym_value.wrapping_add(addend), self.endian);
         Ok(())
     }
 
@@ -466,6 +528,128 @@ impl<'a> Elf<'a> {
         index
             .and_then(|i| self.file.section_by_index(i).ok())
             .map_or(0, |s| s.address())
+    }
+}
+
+/// Writes `value` into a 4- or 8-byte relocated field.
+fn write_slot(slot: &mut [u8], value: u64, endian: Endian) {
+    match (slot.len(), endian) {
+        (4, Endian::Little) => slot.copy_from_slice(&(value as u32).to_le_bytes()),
+        (4, Endian::Big) => slot.copy_from_slice(&(value as u32).to_be_bytes()),
+        (8, Endian::Little) => slot.copy_from_slice(&value.to_le_bytes()),
+        _ => slot.copy_from_slice(&value.to_be_bytes()),
+    }
+}
+
+/// The RELA entries that apply to section `index` of a 64-bit file, when its relocation
+/// table is one and is linked to the symbol table.
+fn rela_entries<'a>(
+    file: &object::read::elf::ElfFile64<'a>,
+    index: SectionIndex,
+) -> Option<&'a [Rela64<object::Endianness>]> {
+    let endian = file.endian();
+    let header = file
+        .section_by_index(index)
+        .ok()?
+        .elf_relocation_section()
+        .ok()??;
+    let (entries, link) = header.rela(endian, file.data()).ok()??;
+    let symtab = file.elf_symbol_table().section();
+    (link == symtab).then_some(entries)
+}
+
+/// A section's RELA relocations in offset order, for relocating any range of it on its own:
+/// a compile unit when a worker reads it ([`crate::dwarf::units::DebugSections::load_by_unit`]).
+pub struct RangeRelocations<'a> {
+    path: &'a Path,
+    name: String,
+    mapped: &'a Mapped,
+    /// The section's bytes, unrelocated, in the mapped file.
+    bytes: &'a [u8],
+    /// Its relocation entries, in the mapped file, sorted by offset.
+    entries: &'a [Rela64<object::Endianness>],
+    /// The file's byte order, as object reads it.
+    endian: object::Endianness,
+    /// The same, as the relocated fields are written.
+    target: Endian,
+    machine: u16,
+    /// Each symbol's relocation value, by index.
+    sym_values: Vec<u64>,
+}
+
+impl<'a> RangeRelocations<'a> {
+    /// The section's unrelocated bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Copies `range` of the section into `out` (as long as the range) with the relocations
+    /// that fall in it applied. The source bytes and the entries read leave the resident set.
+    pub fn relocate_into(&self, range: Range<usize>, out: &mut [u8]) -> Result<()> {
+        let src = &self.bytes[range.clone()];
+        out.copy_from_slice(src);
+        let e = self.endian;
+        let offset = |r: &Rela64<object::Endianness>| r.r_offset.get(e);
+        let lo = self
+            .entries
+            .partition_point(|r| offset(r) < range.start as u64);
+        let len = self.entries[lo..].partition_point(|r| offset(r) < range.end as u64);
+        let used = &self.entries[lo..lo + len];
+        for r in used {
+            let r_type = r.r_type(e, false).0;
+            let Some(size) = reloc_size(self.machine, r_type) else {
+                continue; // R_*_NONE: the only type `all_applicable` lets through unsized
+            };
+            let value =
+                self.sym_values[r.r_sym(e, false) as usize].wrapping_add(r.r_addend.get(e) as u64);
+            let at = (offset(r) - range.start as u64) as usize;
+            let slot = out
+                .get_mut(at..at + size)
+                .ok_or_else(|| Error::BadSection {
+                    path: self.path.to_path_buf(),
+                    section: self.name.clone(),
+                    reason: format!(
+                        "relocation at {:#x} crosses the end of the unit at {:#x}",
+                        offset(r),
+                        range.end
+                    ),
+                })?;
+            write_slot(slot, value, self.target);
+        }
+        self.mapped.release_slice(src);
+        self.mapped.release_slice(object::pod::bytes_of_slice(used));
+        Ok(())
+    }
+
+    /// Whether every entry can be applied range by range exactly as the whole-section path
+    /// applies it: in offset order, inside the section, of a known size (or `R_*_NONE`), of a
+    /// symbol that exists and is not one of `own_symbols` (the section's own). The entries'
+    /// pages leave the resident set behind the check.
+    fn all_applicable(&self, own_symbols: &std::collections::HashSet<u32>) -> bool {
+        let e = self.endian;
+        let mut last = 0;
+        for chunk in self.entries.chunks(RELEASE_RELOCATIONS_EVERY) {
+            for r in chunk {
+                let (at, sym, r_type) =
+                    (r.r_offset.get(e), r.r_sym(e, false), r.r_type(e, false).0);
+                let size = match reloc_size(self.machine, r_type) {
+                    Some(size) => size as u64,
+                    None if r_type == 0 => 0,
+                    None => return false,
+                };
+                let inside = at
+                    .checked_add(size)
+                    .is_some_and(|end| end <= self.bytes.len() as u64);
+                let known = (sym as usize) < self.sym_values.len() && !own_symbols.contains(&sym);
+                if at < last || !inside || !known {
+                    return false;
+                }
+                last = at;
+            }
+            self.mapped
+                .release_slice(object::pod::bytes_of_slice(chunk));
+        }
+        true
     }
 }
 

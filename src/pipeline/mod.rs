@@ -280,13 +280,16 @@ pub fn encode(
     watch: Option<&dyn FuncWatch>,
 ) -> Result<Option<(Btf, Store)>> {
     let (path, mapped) = (elf.path(), &input.mapped);
-    let Some(sections) = DebugSections::load(elf)? else {
+    let Some(sections) = DebugSections::load_by_unit(elf)? else {
         summary.nothing_written = Some("no DWARF (.debug_info) in the input".into());
         return Ok(None);
     };
     let dwarf = sections.dwarf();
     let info = sections.info_bytes();
-    let release = |range: Range<usize>| release_info_pages(mapped, info, range);
+    let release = |range: Range<usize>| {
+        release_info_pages(mapped, info, range.clone());
+        sections.release_units(range);
+    };
     let headers = unit_headers_releasing(&dwarf, path, &release)?;
     let units = UnitIndex::new(&dwarf, headers).map_err(|e| Error::BadDwarf {
         path: path.to_path_buf(),
@@ -309,6 +312,7 @@ pub fn encode(
     let mut ctx = EncodeContext {
         path,
         dwarf: &dwarf,
+        sections: &sections,
         headers,
         units: &units,
         features: &config.features,

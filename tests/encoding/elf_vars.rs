@@ -675,6 +675,17 @@ fn elf_functions_group_like_the_symbol_table() {
     }
 }
 
+/// A relocatable object of two compile units (`gcc -r`) is relocated unit by unit, each unit
+/// the same bytes as the whole relocated section's.
+#[test]
+fn units_of_a_relocatable_object_relocate_on_their_own() {
+    let path = built().dir.join("funcs-r.o");
+    assert_eq!(
+        crate::common::assert_units_relocate_as_the_whole_section(&path),
+        2
+    );
+}
+
 #[test]
 fn missing_symtab_is_distinguishable() {
     let path = built().path("funcs-stripped.so");

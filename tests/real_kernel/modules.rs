@@ -318,7 +318,7 @@ fn relocating_a_module_releases_the_pages_it_read() {
         ko.display()
     );
     let after_copy = file_resident_mib(&ko);
-    let relocations = elf.relocation_symbols(".debug_info").len();
+    let relocations = elf.relocation_symbols(".debug_info").count();
     assert!(relocations > 1_000_000, "{relocations} relocations");
     let after_scan = file_resident_mib(&ko);
     assert!(
@@ -326,4 +326,32 @@ fn relocating_a_module_releases_the_pages_it_read() {
         "of {read_mib} MiB of .debug_info (and 24 MiB of its relocations) read, \
          {after_copy} MiB stay mapped after the copy, {after_scan} MiB after the scan"
     );
+}
+
+/// The encoder relocates a module's `.debug_info` unit by unit, as workers read the units:
+/// every unit of the largest modules comes out as the whole relocated copy has it, and the
+/// sections the encoder loads hold no copy of the section.
+#[test]
+fn modules_relocate_unit_by_unit() {
+    use dwarf2btf::dwarf::units::DebugSections;
+    use dwarf2btf::input::elf::Elf;
+
+    let Some(dir) = modules() else { return };
+    for module in [
+        "drivers/net/ethernet/mellanox/mlx5/core/mlx5_core",
+        "arch/x86/kvm/kvm",
+    ] {
+        let ko = dir.join(format!("kernel/{module}.ko"));
+        let units = crate::common::assert_units_relocate_as_the_whole_section(&ko);
+        assert!(units > 10, "{module}: {units} units");
+        let mapped = crate::common::map(&ko);
+        let elf = Elf::parse(&mapped).unwrap();
+        let sections = DebugSections::load_by_unit(&elf).unwrap().unwrap();
+        let info = sections.info_bytes().as_ptr_range();
+        let map = mapped.bytes().as_ptr_range();
+        assert!(
+            map.start <= info.start && info.end <= map.end,
+            "{module}: .debug_info was copied, not read unit by unit"
+        );
+    }
 }

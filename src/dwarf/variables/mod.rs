@@ -31,7 +31,7 @@
 
 use std::ops::Range;
 
-use gimli::{AttributeValue, DwTag, Operation, Reader, Section, UnitOffset};
+use gimli::{AttributeValue, DwTag, Operation, Reader, UnitOffset};
 
 use super::types::{CuTypes, DecodeError, Entry};
 use super::units::{Cu, R};
@@ -348,8 +348,7 @@ impl<'a> Decoder<'a, '_> {
         let addr_size = u64::from(encoding.address_size);
         let (addr, site) = match op1 {
             Operation::Address { address } => {
-                let info = self.dwarf.debug_info.reader();
-                let start = slice_offset(bytes.slice(), info.slice())?;
+                let start = self.cu.section_offset_of(bytes.slice())?;
                 (address, AddrSite::DebugInfo(start + 1))
             }
             Operation::AddressIndex { index } => {
@@ -371,7 +370,7 @@ impl<'a> Decoder<'a, '_> {
 }
 
 /// Offset of `inner` within `outer`, when it lies there.
-fn slice_offset(inner: &[u8], outer: &[u8]) -> Option<u64> {
+pub(crate) fn slice_offset(inner: &[u8], outer: &[u8]) -> Option<u64> {
     let start = (inner.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
     (start + inner.len() <= outer.len()).then_some(start as u64)
 }
