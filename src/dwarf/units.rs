@@ -467,7 +467,7 @@ impl<'a> Cu<'a> {
     pub fn section_offset_of(&self, bytes: &[u8]) -> Option<u64> {
         let header_size = self.header.header_size();
         let entries = self.header.range_from(UnitOffset(header_size)..).ok()?;
-        let within = crate::dwarf::variables::slice_offset(bytes, entries.slice())?;
+        let within = slice_offset(bytes, entries.slice())?;
         Some(within + (self.offset + header_size) as u64)
     }
 
@@ -475,4 +475,10 @@ impl<'a> Cu<'a> {
     pub fn range(&self) -> std::ops::Range<usize> {
         self.offset..self.offset + self.header.length_including_self()
     }
+}
+
+/// Offset of `inner` within `outer`, when it lies there.
+pub(crate) fn slice_offset(inner: &[u8], outer: &[u8]) -> Option<u64> {
+    let start = (inner.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
+    (start + inner.len() <= outer.len()).then_some(start as u64)
 }

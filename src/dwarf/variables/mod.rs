@@ -369,12 +369,6 @@ impl<'a> Decoder<'a, '_> {
     }
 }
 
-/// Offset of `inner` within `outer`, when it lies there.
-pub(crate) fn slice_offset(inner: &[u8], outer: &[u8]) -> Option<u64> {
-    let start = (inner.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
-    (start + inner.len() <= outer.len()).then_some(start as u64)
-}
-
 /// pahole's `tag__size` of the type with small id `id`, on the CU's type model: base types,
 /// enums and structs/unions give their DWARF byte size (a member-less struct of size 1 gives
 /// 0, pahole's empty-base trick), pointers and function types the address size, typedefs and

@@ -2,6 +2,7 @@
 //! variables, locations, specifications, annotations, and bad references.
 use super::*;
 use crate::dwarf::types::Member;
+use crate::dwarf::units::slice_offset;
 
 /// The CU's types, decoded as the encoder decodes them.
 fn decoded_types<'a>(dwarf: &gimli::Dwarf<R<'a>>, cu: &Cu<'a>, features: &Features) -> CuTypes<'a> {
