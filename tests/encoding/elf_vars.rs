@@ -167,7 +167,7 @@ fn built() -> &'static Built {
             std::fs::write(dir.join(name), text).unwrap();
         }
         let ld = "-Wl,-T,percpu.ld";
-        let builds: [(&str, &[&str]); 13] = [
+        let builds: [(&str, &[&str]); 14] = [
             ("gcc", &["-O2", "-g", "-c", "vars.c", "-o", "vars-gcc.o"]),
             (
                 "gcc",
@@ -219,6 +219,18 @@ fn built() -> &'static Built {
             (
                 "clang",
                 &["-O2", "-g", "-c", "tags.c", "-o", "tags-clang.o"],
+            ),
+            (
+                "clang",
+                &[
+                    "--target=aarch64-linux-gnu",
+                    "-O2",
+                    "-g",
+                    "-c",
+                    "vars.c",
+                    "-o",
+                    "vars-aarch64.o",
+                ],
             ),
             ("gcc", &["-O2", "-g", "-c", "fa.c", "-o", "fa.o"]),
             ("gcc", &["-O2", "-g", "-c", "fb.c", "-o", "fb.o"]),
@@ -675,15 +687,25 @@ fn elf_functions_group_like_the_symbol_table() {
     }
 }
 
-/// A relocatable object of two compile units (`gcc -r`) is relocated unit by unit, each unit
-/// the same bytes as the whole relocated section's.
+/// Relocatable objects are relocated unit by unit, each unit the same bytes as the whole
+/// relocated section's: two compile units (`gcc -r`), DWARF 4 and 5 from gcc, DWARF 5 from
+/// clang, and arm64's relocation types.
 #[test]
 fn units_of_a_relocatable_object_relocate_on_their_own() {
-    let path = built().dir.join("funcs-r.o");
-    assert_eq!(
-        crate::common::assert_units_relocate_as_the_whole_section(&path),
-        2
-    );
+    for (object, units) in [
+        ("funcs-r.o", 2),
+        ("vars-gcc.o", 1),
+        ("vars-gcc-dw4.o", 1),
+        ("tags-clang.o", 1),
+        ("vars-aarch64.o", 1),
+    ] {
+        let path = built().dir.join(object);
+        assert_eq!(
+            crate::common::assert_units_relocate_as_the_whole_section(&path),
+            units,
+            "{object}"
+        );
+    }
 }
 
 #[test]
