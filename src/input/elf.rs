@@ -275,15 +275,58 @@ impl<'a> Elf<'a> {
     /// `(offset, symbol index)` of each relocation that applies to the first section named
     /// `name` and refers to a symbol (what a link with `--emit-relocs` keeps), in table order,
     /// read as the iteration goes (a large module has a million).
-    pub fn relocation_symbols(&self, name: &str) -> impl Iterator<Item = (u64, u64)> + '_ {
-        let sec = self.file.section_by_name(name);
-        sec.into_iter().flat_map(move |sec| {
+    pub fn relocation_symbols(&self, name: &str) -> Box<dyn Iterator<Item = (u64, u64)> + '_> {
+        let Some(sec) = self.file.section_by_name(name) else {
+            return Box::new(std::iter::empty());
+        };
+        if let Some(entries) = self.rela64_entries(sec.index()) {
+            return Box::new(self.rela64_symbols(entries));
+        }
+        Box::new(
             self.relocations_releasing(&sec)
                 .filter_map(|(offset, rel)| match rel.target() {
                     object::RelocationTarget::Symbol(sym) => Some((offset, sym.0 as u64)),
                     _ => None,
-                })
-        })
+                }),
+        )
+    }
+
+    /// The RELA entries of section `index` read straight from a 64-bit file (not MIPS, whose
+    /// `r_info` is laid out otherwise), when its relocation table is linked to the symbols.
+    fn rela64_entries(&self, index: SectionIndex) -> Option<&'a [Rela64<object::Endianness>]> {
+        const EM_MIPS: u16 = 8;
+        match &self.file {
+            object::File::Elf64(file) if self.machine != EM_MIPS => rela_entries(file, index),
+            _ => None,
+        }
+    }
+
+    /// `(r_offset, r_sym)` of the entries that name a symbol, the pages behind released as
+    /// the iteration goes.
+    fn rela64_symbols(
+        &self,
+        entries: &'a [Rela64<object::Endianness>],
+    ) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let endian = match self.endian {
+            Endian::Little => object::Endianness::Little,
+            Endian::Big => object::Endianness::Big,
+        };
+        entries
+            .chunks(RELEASE_RELOCATIONS_EVERY)
+            .flat_map(move |chunk| {
+                let symbols = chunk.iter().filter_map(move |r| {
+                    let sym = r.r_sym(endian, false);
+                    (sym != 0).then_some((r.r_offset.get(endian), u64::from(sym)))
+                });
+                symbols.chain(
+                    std::iter::once_with(move || {
+                        self.mapped
+                            .release_slice(object::pod::bytes_of_slice(chunk));
+                        None
+                    })
+                    .flatten(),
+                )
+            })
     }
 
     /// The relocations that apply to `sec`, in table order; the table's mapped pages leave
@@ -358,7 +401,7 @@ impl<'a> Elf<'a> {
             return Ok(None);
         };
         let endian = file.endian();
-        let Some(entries) = rela_entries(file, sec.index()) else {
+        let Some(entries) = self.rela64_entries(sec.index()) else {
             return Ok(None);
         };
         let sym_values = self.symbol_values(file);
@@ -373,7 +416,7 @@ impl<'a> Elf<'a> {
             machine: self.machine,
             sym_values,
         };
-        let own_symbols = self.symbols_in_section(sec.index());
+        let own_symbols = self.symbols_in_section(sec.index(), relocations.sym_values.len());
         Ok(relocations
             .all_applicable(&own_symbols)
             .then_some(relocations))
@@ -393,13 +436,17 @@ impl<'a> Elf<'a> {
             .collect()
     }
 
-    /// The indexes of the symbols defined in section `index`.
-    fn symbols_in_section(&self, index: SectionIndex) -> std::collections::HashSet<u32> {
-        self.file
-            .symbols()
-            .filter(|s| s.section_index() == Some(index))
-            .map(|s| s.index().0 as u32)
-            .collect()
+    /// Per symbol index (`count` of them): whether it is defined in section `index`.
+    fn symbols_in_section(&self, index: SectionIndex, count: usize) -> Vec<bool> {
+        let mut own = vec![false; count];
+        for s in self.file.symbols() {
+            if s.section_index() == Some(index) {
+                if let Some(slot) = own.get_mut(s.index().0) {
+                    *slot = true;
+                }
+            }
+        }
+        own
     }
 
     /// The section's bytes with its relocations applied: an owned copy, made 1 MiB at a
@@ -625,7 +672,7 @@ impl<'a> RangeRelocations<'a> {
     /// applies it: in offset order, inside the section, of a known size (or `R_*_NONE`), of a
     /// symbol that exists and is not one of `own_symbols` (the section's own). The entries'
     /// pages leave the resident set behind the check.
-    fn all_applicable(&self, own_symbols: &std::collections::HashSet<u32>) -> bool {
+    fn all_applicable(&self, own_symbols: &[bool]) -> bool {
         let e = self.endian;
         let mut last = 0;
         for chunk in self.entries.chunks(RELEASE_RELOCATIONS_EVERY) {
@@ -640,7 +687,7 @@ impl<'a> RangeRelocations<'a> {
                 let inside = at
                     .checked_add(size)
                     .is_some_and(|end| end <= self.bytes.len() as u64);
-                let known = (sym as usize) < self.sym_values.len() && !own_symbols.contains(&sym);
+                let known = own_symbols.get(sym as usize).is_some_and(|&own| !own);
                 if at < last || !inside || !known {
                     return false;
                 }
