@@ -7,23 +7,20 @@
 //!
 //! libbpf keeps `new_id` in `hypot_map`'s array. Here it is kept in `map` itself, which is
 //! where compaction's memory peak was otherwise (a second array of 4 bytes an id): a canonical
-//! own id's entry becomes `RENUMBERED | new id`. That value is above `MAX_NR_TYPES`, so
+//! own id's entry becomes `RENUMBERED | new id`. That value is above `MAX_ID`, so
 //! `resolve` reads it as "not mapped" and still ends every chain at the canonical id, whose
 //! entry then gives the new id. The result is built in fresh vectors so that the
 //! [`crate::btf::Btf`] is only replaced once everything succeeded.
 
-use std::sync::Arc;
-
-use super::hypot::UNPROCESSED;
 use super::state::Dedup;
+use super::state::{MAX_ID, TAG, UNPROCESSED};
 use super::table::CandTable;
-use crate::btf::kinds::MAX_NR_TYPES;
 use crate::btf::types::for_each_type_id_word;
 use crate::error::{DedupError, Result};
 
-/// Marks a `map` entry that holds a surviving own type's new id (ids are at most
-/// `MAX_NR_TYPES`, below this bit).
-const RENUMBERED: u32 = MAX_NR_TYPES + 1;
+/// Marks a `map` value that is a surviving own type's new id (ids are at most `MAX_ID`,
+/// below this bit).
+const RENUMBERED: u32 = TAG;
 
 impl Dedup {
     /// The surviving own records (remapped) and their word offsets.
@@ -67,18 +64,10 @@ impl Dedup {
     }
 
     /// Frees what the earlier phases needed and compaction does not (it reads only the
-    /// records and `map`): the kinds and the candidate table, so that the output is built
-    /// beside the store and `map` alone — the dedup's last peak.
+    /// records and `map`): the candidate table, so that the output is built beside the store
+    /// and `map` alone — the dedup's last peak.
     fn release_before_compaction(&mut self) {
         self.table = CandTable::new(false, 0);
-        let recs = Arc::get_mut(&mut self.types.recs);
-        debug_assert!(
-            recs.is_some(),
-            "the reference thread has let go of the records"
-        );
-        if let Some(recs) = recs {
-            recs.kinds = Vec::new();
-        }
     }
 
     /// Gives every own type that is its own canonical representative its new id, in id order
@@ -95,7 +84,7 @@ impl Dedup {
                 g.set_map(id, RENUMBERED | next);
                 next += 1;
                 kept_words += self.types.rec(id).tpl().len();
-            } else if m > MAX_NR_TYPES {
+            } else if m > MAX_ID {
                 g.set_map(id, UNPROCESSED);
             }
         }

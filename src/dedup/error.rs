@@ -42,6 +42,14 @@ pub enum DedupError {
         /// Its kind number.
         kind: u32,
     },
+    /// More types than the dedup's per-id entries can number.
+    #[error("{count} types are more than the {max} the deduplication takes")]
+    TooManyTypes {
+        /// The types given.
+        count: u32,
+        /// The most it takes.
+        max: u32,
+    },
     /// A surviving type references one that was given no new id.
     #[error("type [{id}] references type [{target}], which has no deduplicated id")]
     NoNewId {

@@ -13,7 +13,7 @@
 //! its three orderings weakened to `Relaxed` (`mutants`, loom builds only), which loom must
 //! reject.
 
-use crate::btf::kinds::MAX_NR_TYPES;
+use super::state::{entry_value, MAX_ID};
 use crate::sync::{mutable_ordering, AtomicU32, Ordering};
 
 /// [`StructFrontier`] once phases 2–4 are over (every canonical id final).
@@ -93,8 +93,8 @@ pub fn final_id(
     let done = progress.wait_past(id);
     let mut end = id;
     loop {
-        let m = map[end as usize].load(Ordering::Relaxed);
-        if m > MAX_NR_TYPES {
+        let m = entry_value(&map[end as usize]);
+        if m > MAX_ID {
             return None;
         }
         if m == end {

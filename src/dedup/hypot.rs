@@ -12,8 +12,8 @@
 //! the line of the canonical id's neighbours as in libbpf's array. Entries hold
 //! `candidate + 1`, so that 0 is "unmapped" and a fresh page is zeroed memory.
 
-/// `BTF_UNPROCESSED_ID`: "nothing yet" in the canonical map and the hypothetical map.
-pub(crate) const UNPROCESSED: u32 = u32::MAX;
+/// `BTF_UNPROCESSED_ID` in the hypothetical map: no candidate yet (above every type id).
+pub(crate) const NO_CANDIDATE: u32 = u32::MAX;
 
 /// Ids per page.
 const PAGE: usize = 1 << 12;
@@ -57,18 +57,17 @@ impl HypotMap {
     }
 
     /// `hypot_map[canon]`: the candidate `canon` is hypothetically mapped to, or
-    /// `UNPROCESSED`.
+    /// `NO_CANDIDATE`.
     #[inline(always)]
     pub(crate) fn get(&self, canon: u32) -> u32 {
-        // 0 - 1 wraps to u32::MAX, which is UNPROCESSED.
+        // 0 - 1 wraps to u32::MAX, which is NO_CANDIDATE.
         self.pool[self.slot(canon)].wrapping_sub(1)
     }
 
-    /// Maps `canon`, which is not mapped yet, to `cand` (a type id, so at most
-    /// `MAX_NR_TYPES`), and lists it.
+    /// Maps `canon`, which is not mapped yet, to `cand` (a type id), and lists it.
     #[inline(always)]
     pub(crate) fn insert(&mut self, canon: u32, cand: u32) {
-        debug_assert_eq!(self.get(canon), UNPROCESSED);
+        debug_assert_eq!(self.get(canon), NO_CANDIDATE);
         let at = canon as usize / PAGE;
         if self.dir[at] == ABSENT {
             self.dir[at] = self.take_page();
@@ -127,7 +126,7 @@ mod tests {
     fn behaves_like_the_array() {
         let n = 10_000u32;
         let mut map = HypotMap::new(n as usize);
-        let mut array = vec![UNPROCESSED; n as usize];
+        let mut array = vec![NO_CANDIDATE; n as usize];
         let mut rng = Rng::with_state(0x2545_f491_4f6c_dd1d);
         for round in 0..4 {
             let mut listed = Vec::new();
@@ -135,7 +134,7 @@ mod tests {
                 let x = rng.next();
                 let (canon, cand) = ((x % u64::from(n)) as u32, (x >> 40) as u32 & 0xffff);
                 assert_eq!(map.get(canon), array[canon as usize]);
-                if array[canon as usize] == UNPROCESSED {
+                if array[canon as usize] == NO_CANDIDATE {
                     map.insert(canon, cand);
                     array[canon as usize] = cand;
                     listed.push(canon);
@@ -144,8 +143,8 @@ mod tests {
             assert_eq!(map.list(), &listed[..]);
             assert!((0..n).all(|id| map.get(id) == array[id as usize]));
             map.clear();
-            array.fill(UNPROCESSED);
-            assert!((0..n).all(|id| map.get(id) == UNPROCESSED));
+            array.fill(NO_CANDIDATE);
+            assert!((0..n).all(|id| map.get(id) == NO_CANDIDATE));
         }
     }
 
@@ -169,7 +168,7 @@ mod tests {
             assert!(map.present.is_empty(), "all {pages} pages returned");
             assert_eq!(map.free.len(), pages);
             assert!(map.pool.iter().all(|&e| e == 0));
-            assert!(ids.iter().all(|&id| map.get(id) == UNPROCESSED));
+            assert!(ids.iter().all(|&id| map.get(id) == NO_CANDIDATE));
         }
         assert_eq!(
             map.pool.len(),

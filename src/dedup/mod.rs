@@ -11,10 +11,12 @@
 //!
 //! The state (`state.rs`, `Dedup` there) is that of libbpf's `struct btf_dedup`:
 //!
-//! * `map[id]`: the canonical id of `id` (itself when canonical), `UNPROCESSED` (`u32::MAX`)
-//!   before a decision. VAR and DATASEC map to
-//!   themselves from the start: they are never deduplicated. A type is *mapped* when
-//!   `map[id] <= 0x7fffffff`; `resolve(id)` follows the map chain to its end.
+//! * `map[id]`: the canonical id of `id` (itself when canonical), `UNPROCESSED` before a
+//!   decision. VAR and DATASEC map to themselves from the start: they are never deduplicated.
+//!   A type is *mapped* when `map[id] <= MAX_ID` (2^26 − 1; libbpf's bound is 2^31 − 1, and
+//!   the dedup takes 2^26 − 3 types); `resolve(id)` follows the map chain to its end. Each
+//!   entry keeps its type's kind in its top 5 bits (`state::KIND_SHIFT`), so the kind needs
+//!   no array of its own and is read with the map value.
 //! * the candidate table (`table.rs`): a multimap from a type's signature hash to the
 //!   canonical ids with that hash, reproducing libbpf's hashmap bucket chains so that
 //!   candidates are tried in exactly libbpf's order.
@@ -96,7 +98,6 @@ mod strings;
 mod structs;
 mod table;
 
-use crate::sync::AtomicU32;
 use handover::StructFrontier;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -108,10 +109,10 @@ use crate::error::{DedupError, Result};
 use crate::measure::Held;
 use hash::kind_of;
 use hypot::HypotMap;
-use hypot::UNPROCESSED;
 use records::check_own;
 pub use records::store_with_base;
 pub(crate) use records::Recs;
+use state::{new_entry, UNPROCESSED};
 use state::{Dedup, Types};
 use table::CandTable;
 
@@ -200,8 +201,8 @@ fn run_on_store(
     mut marks: Vec<(&'static str, Instant)>,
 ) -> Result<DedupRun> {
     let start_id = btf.start_id();
-    let recs = match Recs::kinds_checked(&store, start_id, opts.threads) {
-        Ok(kinds) => Recs { store, kinds },
+    let (recs, kinds) = match Recs::kinds_checked(&store, start_id, opts.threads) {
+        Ok(kinds) => (Recs { store }, kinds),
         Err(e) => {
             let (words, offs, _) = btf.raw_parts_mut();
             (*words, *offs) = store.raw_records(start_id);
@@ -218,11 +219,12 @@ fn run_on_store(
             bytes: recs.store.bytes(),
         },
         Held {
-            what: "dedup's per-id state: kinds, canonical map".into(),
-            bytes: recs.kinds.len() * (1 + 4),
+            what: "dedup's per-id state: canonical map (with the kinds)".into(),
+            bytes: kinds.len() * 4,
         },
     ];
-    let mut d = Dedup::new(start_id, recs, opts);
+    let mut d = Dedup::new(start_id, recs, &kinds, opts);
+    drop(kinds);
     marks.push(("setup", Instant::now()));
     let result = d.run().and_then(|()| d.compact_and_remap());
     d.mark("compaction");
@@ -248,20 +250,22 @@ fn run_on_store(
 }
 
 impl Dedup {
-    /// `btf_dedup_new`: initialises the maps over `recs`: everything unprocessed, except VAR
-    /// and DATASEC, which are never deduplicated and map to themselves from the start.
-    fn new(start_id: u32, recs: Recs, opts: &DedupOptions) -> Self {
+    /// `btf_dedup_new`: initialises the maps over `recs`, whose kinds are `kinds`: everything
+    /// unprocessed, except VAR and DATASEC, which are never deduplicated and map to
+    /// themselves from the start. Each `map` entry keeps its type's kind.
+    fn new(start_id: u32, recs: Recs, kinds: &[u8], opts: &DedupOptions) -> Self {
         let cnt = recs.type_cnt() as usize;
-        let map = recs
-            .kinds
+        let map = kinds
             .iter()
             .enumerate()
             .map(|(id, &k)| {
-                AtomicU32::new(match (id, u32::from(k)) {
+                let k = u32::from(k);
+                let value = match (id, k) {
                     (0, _) => 0,
                     (_, kind::VAR | kind::DATASEC) => id as u32,
                     _ => UNPROCESSED,
-                })
+                };
+                new_entry(k, value)
             })
             .collect();
         Dedup {
@@ -342,8 +346,9 @@ impl Dedup {
                 bytes: recs.store.resident(),
             },
             Held {
-                what: "  at the struct phase's end, resident: kinds and canonical map".into(),
-                bytes: resident_bytes(&recs.kinds) + resident_bytes(&self.types.map),
+                what: "  at the struct phase's end, resident: canonical map (with the kinds)"
+                    .into(),
+                bytes: resident_bytes(&self.types.map),
             },
             Held {
                 what: "  at the struct phase's end, held: hypothetical map".into(),

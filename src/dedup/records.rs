@@ -10,6 +10,7 @@ use crate::btf::Btf;
 use crate::error::{DedupError, RecordError, Result};
 
 use super::par;
+use super::state::MAX_TYPES;
 
 /// Checks what the phases rely on in the own records — laid out as their kinds say, known
 /// kinds, every referenced id (in libbpf's IDS field order, FWD's `type` included) below the
@@ -82,21 +83,26 @@ fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<(), RecordError> {
     })
 }
 
-/// Every type record, base and own, by id, and each one's raw kind; fixed once dedup starts,
-/// so shared with the thread that orders the reference types. The kinds are kept beside the
-/// records (a byte an id) because most per-id decisions need only the kind; compaction, which
-/// needs none, starts by freeing them.
+/// Every type record, base and own, by id; fixed once dedup starts, so shared with the
+/// thread that orders the reference types. (Each one's kind, which most per-id decisions need
+/// alone, is kept in its `map` entry: `state::KIND_SHIFT`.)
 pub(crate) struct Recs {
     pub(super) store: Store,
-    pub(super) kinds: Vec<u8>,
 }
 
 impl Recs {
     /// Notes each record's kind and checks that every id an own record references (FWD's
     /// `type` word included, as in libbpf's IDS order) is below the type count, in parallel;
-    /// the error names the lowest bad id.
+    /// the error names the lowest bad id. More types than the dedup takes are an error.
     pub(super) fn kinds_checked(store: &Store, start_id: u32, threads: usize) -> Result<Vec<u8>> {
         let cnt = store.len();
+        if cnt > MAX_TYPES {
+            return Err(DedupError::TooManyTypes {
+                count: cnt,
+                max: MAX_TYPES,
+            }
+            .into());
+        }
         let mut kinds = vec![kind::UNKN as u8; cnt as usize];
         let view = store.view();
         let checked = par::for_chunks_mut(&mut kinds, threads, |first, chunk| {
@@ -120,12 +126,6 @@ impl Recs {
     #[inline(always)]
     pub(crate) fn rec(&self, id: u32) -> Rec<'_> {
         self.store.rec(id)
-    }
-
-    /// The raw kind of `id`.
-    #[inline(always)]
-    pub(crate) fn kind(&self, id: u32) -> u32 {
-        u32::from(self.kinds[id as usize])
     }
 
     /// One past the highest id.

@@ -41,14 +41,14 @@ use std::hash::{Hash, Hasher};
 
 use super::handover::{self, StructFrontier};
 use super::hash::{self, kind_of};
-use super::hypot::UNPROCESSED;
 use super::records::Recs;
 use super::state::Dedup;
+use super::state::{entry_kind, entry_value, set_entry, TAG, UNPROCESSED};
 use crate::btf::kinds::kind;
 use crate::btf::store::Rec;
 use crate::btf::types::for_each_type_id_word;
 use crate::error::{DedupError, Result};
-use crate::sync::{AtomicU32, Ordering};
+use crate::sync::AtomicU32;
 
 /// Whether libbpf's reference-type phase deduplicates the raw kind `k`.
 fn is_ref_kind(k: u32) -> bool {
@@ -76,9 +76,9 @@ fn ref_count(t: Rec<'_>) -> usize {
     }
 }
 
-/// A reference type's `map` entry while the finish-order walk has it on its stack (above
-/// `MAX_NR_TYPES`: every phase reads it as "not mapped", as it reads `UNPROCESSED`).
-const OPEN: u32 = u32::MAX - 2;
+/// A reference type's `map` value while the finish-order walk has it on its stack (above
+/// `MAX_ID`: every phase reads it as "not mapped", as it reads `UNPROCESSED`).
+const OPEN: u32 = UNPROCESSED - 2;
 
 /// Visits the own reference types (ids from `start_id`) in the order libbpf's depth-first
 /// walk finishes them, calling `finish(id)` as each one finishes. A type's `map` entry says
@@ -90,9 +90,9 @@ pub(crate) fn walk_finish_order(
     start_id: u32,
     mut finish: impl FnMut(u32),
 ) -> Result<()> {
-    let is_ref = |id: u32| id >= start_id && is_ref_kind(recs.kind(id));
-    let state = |id: u32| map[id as usize].load(Ordering::Relaxed);
-    let open = |id: u32| map[id as usize].store(OPEN, Ordering::Relaxed);
+    let is_ref = |id: u32| id >= start_id && is_ref_kind(entry_kind(&map[id as usize]));
+    let state = |id: u32| entry_value(&map[id as usize]);
+    let open = |id: u32| set_entry(&map[id as usize], OPEN);
     let mut stack: Vec<(u32, usize)> = Vec::new();
     for root in start_id..recs.type_cnt() {
         if !is_ref(root) || state(root) != UNPROCESSED {
@@ -156,11 +156,11 @@ impl Classes {
 }
 
 /// While reference types are classified, their `map` entry holds `CLASS | class number`, or
-/// `DEFERRED` when classification waits for phases 2–4 to end. Both are above
-/// `MAX_NR_TYPES`, so every phase reads them as "not mapped", exactly as libbpf's struct phase
-/// sees reference types; and a class number in a key cannot be mistaken for a type id.
-const CLASS: u32 = 0x8000_0000;
-const DEFERRED: u32 = u32::MAX - 1;
+/// `DEFERRED` when classification waits for phases 2–4 to end. Both are above `MAX_ID`, so
+/// every phase reads them as "not mapped", exactly as libbpf's struct phase sees reference
+/// types; and a class number in a key cannot be mistaken for a type id.
+const CLASS: u32 = TAG;
+const DEFERRED: u32 = UNPROCESSED - 1;
 
 /// Reference types classified by canonicalised record (referenced reference types by class
 /// number), the canonical member of each class being the one libbpf finishes first.
@@ -182,7 +182,7 @@ impl EarlyClasses {
             self.deferred.push((pos, id));
             DEFERRED
         };
-        view.map[id as usize].store(tag, Ordering::Relaxed);
+        set_entry(&view.map[id as usize], tag);
     }
 
     /// Files the type at finish position `pos` under the class of `key`.
@@ -217,7 +217,7 @@ impl KeyView<'_> {
     /// The canonical id of the non-reference type `id` once it is final (see `handover.rs`).
     fn final_id(&self, id: u32) -> Option<u32> {
         handover::final_id(self.map, self.progress, id, |t| {
-            self.recs.kind(t) == kind::FWD
+            entry_kind(&self.map[t as usize]) == kind::FWD
         })
     }
 
@@ -233,8 +233,9 @@ impl KeyView<'_> {
             if !ok || child == 0 {
                 return;
             }
-            if is_ref_kind(self.recs.kind(child)) {
-                let m = self.map[child as usize].load(Ordering::Relaxed);
+            let entry = &self.map[child as usize];
+            if is_ref_kind(entry_kind(entry)) {
+                let m = entry_value(entry);
                 ok = m & CLASS != 0 && m != DEFERRED;
                 key[i] = m;
             } else {

@@ -10,18 +10,60 @@ use super::handover::StructFrontier;
 use super::hypot::HypotMap;
 use super::records::Recs;
 use super::table::CandTable;
-use crate::btf::kinds::{kind, MAX_NR_TYPES};
+use crate::btf::kinds::kind;
 use crate::btf::store::{Rec, View};
 use crate::measure::Held;
 use crate::sync::{AtomicU32, Ordering};
 
+/// A `map` entry holds its type's raw kind above this bit and the map value below it: the
+/// kind is read with the value (one load, one cache line), and needs no array of its own.
+pub(crate) const KIND_SHIFT: u32 = 27;
+/// The map value's bits in an entry.
+pub(crate) const VALUE_MASK: u32 = (1 << KIND_SHIFT) - 1;
+/// The bit that marks a map value as a tag, not a type id: every value above [`MAX_ID`] means
+/// "not mapped yet" to the phases (the reference and compaction phases' tags use it).
+pub(crate) const TAG: u32 = 1 << 26;
+/// The highest value that is a type id.
+pub(crate) const MAX_ID: u32 = TAG - 1;
+/// `BTF_UNPROCESSED_ID` in `map`: nothing yet.
+pub(crate) const UNPROCESSED: u32 = VALUE_MASK;
+/// How many types the dedup takes: ids, and the numbers tags carry, stay below the low bits
+/// of the three highest tags (`UNPROCESSED` and the reference phase's two).
+pub(crate) const MAX_TYPES: u32 = TAG - 3;
+
+/// The map value of an entry.
+#[inline(always)]
+pub(crate) fn entry_value(entry: &AtomicU32) -> u32 {
+    entry.load(Ordering::Relaxed) & VALUE_MASK
+}
+
+/// The raw kind of an entry's type.
+#[inline(always)]
+pub(crate) fn entry_kind(entry: &AtomicU32) -> u32 {
+    entry.load(Ordering::Relaxed) >> KIND_SHIFT
+}
+
+/// Sets an entry's map value, keeping its kind (which never changes, so concurrent writers
+/// of different values still keep it).
+#[inline(always)]
+pub(crate) fn set_entry(entry: &AtomicU32, value: u32) {
+    debug_assert!(value <= VALUE_MASK);
+    let kind = entry.load(Ordering::Relaxed) & !VALUE_MASK;
+    entry.store(kind | value, Ordering::Relaxed);
+}
+
+/// A fresh entry: `kind` and map value `value`.
+pub(crate) fn new_entry(kind: u32, value: u32) -> AtomicU32 {
+    AtomicU32::new(kind << KIND_SHIFT | value)
+}
+
 /// All type records, base and own, addressable by id, with the per-id dedup state.
 pub(crate) struct Types {
-    /// Every record and kind; read-only, and shared with the thread that orders the
-    /// reference types.
+    /// Every record; read-only, and shared with the thread that orders the reference types.
     pub(super) recs: Arc<Recs>,
-    /// `map`: atomic so that the thread classifying reference types can read it while the
-    /// struct phase writes it (relaxed accesses are plain loads and stores).
+    /// `map`, each entry with its type's kind ([`KIND_SHIFT`]): atomic so that the thread
+    /// classifying reference types can read it while the struct phase writes it (relaxed
+    /// accesses are plain loads and stores).
     pub(super) map: Arc<Vec<AtomicU32>>,
     pub(super) start_id: u32,
 }
@@ -31,7 +73,6 @@ pub(crate) struct Types {
 #[derive(Clone, Copy)]
 pub(crate) struct Graph<'a> {
     pub(super) view: View<'a>,
-    pub(super) kinds: &'a [u8],
     pub(super) map: &'a [AtomicU32],
     pub(super) start_id: u32,
 }
@@ -46,20 +87,20 @@ impl<'a> Graph<'a> {
     /// The raw kind of `id`, without reading its record.
     #[inline(always)]
     pub(crate) fn kind(self, id: u32) -> u32 {
-        u32::from(self.kinds[id as usize])
+        entry_kind(&self.map[id as usize])
     }
 
-    /// `map[id]`: the canonical id; any value above `MAX_NR_TYPES` means not mapped yet.
+    /// `map[id]`: the canonical id; any value above [`MAX_ID`] means not mapped yet.
     #[inline(always)]
     pub(crate) fn map(self, id: u32) -> u32 {
-        self.map[id as usize].load(Ordering::Relaxed)
+        entry_value(&self.map[id as usize])
     }
 
     /// Sets `map[id]` (atomic, so a shared borrow will do; only the thread running phases
     /// 2–5 writes the map).
     #[inline(always)]
     pub(crate) fn set_map(self, id: u32, to: u32) {
-        self.map[id as usize].store(to, Ordering::Relaxed);
+        set_entry(&self.map[id as usize], to);
     }
 
     /// One past the highest id.
@@ -90,21 +131,20 @@ impl<'a> Graph<'a> {
         prefetch_outer(self.view.template_start(id));
     }
 
-    /// Prefetches the per-id entries of `id` (record position, kind, canonical map) into the
-    /// outer caches.
+    /// Prefetches the per-id entries of `id` (record position, kind and canonical map) into
+    /// the outer caches.
     #[inline(always)]
     pub(crate) fn prefetch_entries(self, id: u32) {
         let (own, block) = self.view.entries(id);
         prefetch_outer(own);
         prefetch_outer(block);
-        prefetch_outer(&self.kinds[id as usize]);
         prefetch_outer(&self.map[id as usize]);
     }
 
     /// `is_type_mapped`.
     #[inline(always)]
     pub(crate) fn is_mapped(self, id: u32) -> bool {
-        self.map(id) <= MAX_NR_TYPES
+        self.map(id) <= MAX_ID
     }
 
     /// `resolve_type_id`: follows the canonical map to its end.
@@ -116,7 +156,7 @@ impl<'a> Graph<'a> {
     /// [`Self::resolve`] of `id`, given `mapped_to = map(id)`.
     #[inline(always)]
     pub(crate) fn resolve_from(self, mut id: u32, mut mapped_to: u32) -> u32 {
-        while mapped_to <= MAX_NR_TYPES && mapped_to != id {
+        while mapped_to <= MAX_ID && mapped_to != id {
             id = mapped_to;
             mapped_to = self.map(id);
         }
@@ -141,7 +181,6 @@ impl Types {
     pub(crate) fn graph(&self) -> Graph<'_> {
         Graph {
             view: self.recs.store.view(),
-            kinds: &self.recs.kinds,
             map: &self.map,
             start_id: self.start_id,
         }

@@ -28,8 +28,9 @@
 use super::ahead::Ahead;
 use super::hash::{self, kind_of, vlen};
 use super::hypot::HypotMap;
+use super::state::MAX_ID;
 use super::state::{Dedup, Graph};
-use crate::btf::kinds::{kind, MAX_NR_TYPES};
+use crate::btf::kinds::kind;
 use crate::btf::store::Rec;
 use crate::error::{DedupError, Result};
 
@@ -60,8 +61,7 @@ impl Dedup {
     fn dedup_struct_type(&mut self, id: u32) -> Result<()> {
         // The kind comes from the per-id entry, tested first: most ids are of other kinds.
         let k = self.types.kind(id);
-        if !matches!(k, kind::STRUCT | kind::UNION | kind::TYPEDEF)
-            || self.types.map(id) <= MAX_NR_TYPES
+        if !matches!(k, kind::STRUCT | kind::UNION | kind::TYPEDEF) || self.types.map(id) <= MAX_ID
         {
             return Ok(());
         }
@@ -185,7 +185,7 @@ impl Walk<'_> {
     #[inline(always)]
     fn push_pair(&mut self, cand: u32, canon: u32) {
         let (cand_to, canon_to) = (self.g.map(cand), self.g.map(canon));
-        if cand_to == canon_to && cand_to <= MAX_NR_TYPES {
+        if cand_to == canon_to && cand_to <= MAX_ID {
             // Both sides map to one type, so they resolve to one type.
             return;
         }
@@ -210,7 +210,7 @@ impl Walk<'_> {
     /// comparing is safe.
     fn equiv_step(&mut self, cand_id: u32, canon_id: u32) -> Result<Step> {
         let hypot = self.hypot.get(canon_id);
-        if hypot <= MAX_NR_TYPES {
+        if hypot <= MAX_ID {
             if hypot == cand_id {
                 return Ok(Step::Yes);
             }
