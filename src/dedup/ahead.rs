@@ -12,8 +12,9 @@ use super::state::Graph;
 /// How many ids ahead of the struct phase the records are prefetched: about two compile
 /// units of the kernel (how it was chosen: docs/dedup-performance.md).
 const RECORDS_AHEAD: u32 = 4096;
-/// The per-id entries (record positions, canonical map with the kinds) go this much further ahead, so that
-/// the record positions are cached by the time the records are prefetched.
+/// The per-id entries (record positions, the canonical map with the kinds) go this much
+/// further ahead, so that the record positions are cached by the time the records are
+/// prefetched.
 const ENTRIES_LEAD: u32 = 512;
 /// The templates are prefetched this many ids ahead, from records prefetched long before.
 const TEMPLATES_AHEAD: u32 = 1024;
