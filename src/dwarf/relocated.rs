@@ -57,10 +57,15 @@ impl<'a> RelocatedUnits<'a> {
     /// The unit at `range` of the section, relocated (on the first call since it was given
     /// back, if ever).
     pub fn unit(&self, range: Range<usize>) -> Result<&[u8]> {
-        assert!(range.start <= range.end && range.end <= self.relocations.bytes().len());
+        if range.start > range.end || range.end > self.relocations.bytes().len() {
+            return Err(self.relocations.bad(format!(
+                "the unit at {:#x}..{:#x} lies outside the section",
+                range.start, range.end
+            )));
+        }
         let mut live = self.live.lock();
         if !live.contains(&range.start) {
-            // SAFETY: the range lies inside the mapping (asserted above), and no slice of it
+            // SAFETY: the range lies inside the mapping (checked above), and no slice of it
             // is held: none is handed out before its unit is in `live`, and a unit leaves
             // `live` only when its reader gives it back. Units do not overlap, so no other
             // unit's slice covers these bytes; the lock keeps two writers apart.

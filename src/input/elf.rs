@@ -630,6 +630,15 @@ impl<'a> RangeRelocations<'a> {
         self.bytes
     }
 
+    /// An error about the section, for `reason`.
+    pub fn bad(&self, reason: String) -> Error {
+        Error::BadSection {
+            path: self.path.to_path_buf(),
+            section: self.name.clone(),
+            reason,
+        }
+    }
+
     /// Copies `range` of the section into `out` (as long as the range) with the relocations
     /// that fall in it applied. The source bytes and the entries read leave the resident set.
     pub fn relocate_into(&self, range: Range<usize>, out: &mut [u8]) -> Result<()> {
@@ -650,17 +659,13 @@ impl<'a> RangeRelocations<'a> {
             let value =
                 self.sym_values[r.r_sym(e, false) as usize].wrapping_add(r.r_addend.get(e) as u64);
             let at = (offset(r) - range.start as u64) as usize;
-            let slot = out
-                .get_mut(at..at + size)
-                .ok_or_else(|| Error::BadSection {
-                    path: self.path.to_path_buf(),
-                    section: self.name.clone(),
-                    reason: format!(
-                        "relocation at {:#x} crosses the end of the unit at {:#x}",
-                        offset(r),
-                        range.end
-                    ),
-                })?;
+            let slot = out.get_mut(at..at + size).ok_or_else(|| {
+                self.bad(format!(
+                    "relocation at {:#x} crosses the end of the unit at {:#x}",
+                    offset(r),
+                    range.end
+                ))
+            })?;
             write_slot(slot, value, self.target);
         }
         self.mapped.release_slice(src);
