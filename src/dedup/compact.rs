@@ -12,8 +12,8 @@
 //! entry then gives the new id. The result is built in fresh vectors so that the
 //! [`crate::btf::Btf`] is only replaced once everything succeeded.
 
+use super::entry::{MAX_ID, TAG, UNPROCESSED};
 use super::state::Dedup;
-use super::state::{MAX_ID, TAG, UNPROCESSED};
 use super::table::CandTable;
 use crate::btf::types::for_each_type_id_word;
 use crate::error::{DedupError, Result};

@@ -13,7 +13,7 @@
 //! its three orderings weakened to `Relaxed` (`mutants`, loom builds only), which loom must
 //! reject.
 
-use super::state::{entry_value, MAX_ID};
+use super::entry::{entry_value, MAX_ID};
 use crate::sync::{mutable_ordering, AtomicU32, Ordering};
 
 /// [`StructFrontier`] once phases 2–4 are over (every canonical id final).

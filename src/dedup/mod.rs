@@ -15,7 +15,7 @@
 //!   decision. VAR and DATASEC map to themselves from the start: they are never deduplicated.
 //!   A type is *mapped* when `map[id] <= MAX_ID` (2^26 − 1; libbpf's bound is 2^31 − 1, and
 //!   the dedup takes 2^26 − 3 types); `resolve(id)` follows the map chain to its end. Each
-//!   entry keeps its type's kind in its top 5 bits (`state::KIND_SHIFT`), so the kind needs
+//!   entry keeps its type's kind in its top 5 bits (`entry.rs`), so the kind needs
 //!   no array of its own and is read with the map value.
 //! * the candidate table (`table.rs`): a multimap from a type's signature hash to the
 //!   canonical ids with that hash, reproducing libbpf's hashmap bucket chains so that
@@ -84,6 +84,7 @@
 
 mod ahead;
 mod compact;
+mod entry;
 pub mod error;
 mod fwd;
 pub mod handover;
@@ -107,12 +108,12 @@ use crate::btf::store::Store;
 use crate::btf::Btf;
 use crate::error::{DedupError, Result};
 use crate::measure::Held;
+use entry::{new_entry, UNPROCESSED};
 use hash::kind_of;
 use hypot::HypotMap;
 use records::check_own;
 pub use records::store_with_base;
 pub(crate) use records::Recs;
-use state::{new_entry, UNPROCESSED};
 use state::{Dedup, Types};
 use table::CandTable;
 

@@ -9,8 +9,8 @@ use crate::btf::types::for_each_type_id_word;
 use crate::btf::Btf;
 use crate::error::{DedupError, RecordError, Result};
 
+use super::entry::MAX_TYPES;
 use super::par;
-use super::state::MAX_TYPES;
 
 /// Checks what the phases rely on in the own records — laid out as their kinds say, known
 /// kinds, every referenced id (in libbpf's IDS field order, FWD's `type` included) below the
@@ -85,7 +85,7 @@ fn check_record(id: u32, w: &[u32], cnt: u32) -> Result<(), RecordError> {
 
 /// Every type record, base and own, by id; fixed once dedup starts, so shared with the
 /// thread that orders the reference types. (Each one's kind, which most per-id decisions need
-/// alone, is kept in its `map` entry: `state::KIND_SHIFT`.)
+/// alone, is kept in its `map` entry: `entry.rs`.)
 pub(crate) struct Recs {
     pub(super) store: Store,
 }

@@ -39,11 +39,11 @@ use hashbrown::HashTable;
 use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
 
+use super::entry::{entry_kind, entry_value, set_entry, TAG, UNPROCESSED};
 use super::handover::{self, StructFrontier};
 use super::hash::{self, kind_of};
 use super::records::Recs;
 use super::state::Dedup;
-use super::state::{entry_kind, entry_value, set_entry, TAG, UNPROCESSED};
 use crate::btf::kinds::kind;
 use crate::btf::store::Rec;
 use crate::btf::types::for_each_type_id_word;

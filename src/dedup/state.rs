@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::entry::{entry_kind, entry_value, set_entry, MAX_ID};
 use super::handover::StructFrontier;
 use super::hypot::HypotMap;
 use super::records::Recs;
@@ -13,55 +14,13 @@ use super::table::CandTable;
 use crate::btf::kinds::kind;
 use crate::btf::store::{Rec, View};
 use crate::measure::Held;
-use crate::sync::{AtomicU32, Ordering};
-
-/// A `map` entry holds its type's raw kind above this bit and the map value below it: the
-/// kind is read with the value (one load, one cache line), and needs no array of its own.
-pub(crate) const KIND_SHIFT: u32 = 27;
-/// The map value's bits in an entry.
-pub(crate) const VALUE_MASK: u32 = (1 << KIND_SHIFT) - 1;
-/// The bit that marks a map value as a tag, not a type id: every value above [`MAX_ID`] means
-/// "not mapped yet" to the phases (the reference and compaction phases' tags use it).
-pub(crate) const TAG: u32 = 1 << 26;
-/// The highest value that is a type id.
-pub(crate) const MAX_ID: u32 = TAG - 1;
-/// `BTF_UNPROCESSED_ID` in `map`: nothing yet.
-pub(crate) const UNPROCESSED: u32 = VALUE_MASK;
-/// How many types the dedup takes: ids, and the numbers tags carry, stay below the low bits
-/// of the three highest tags (`UNPROCESSED` and the reference phase's two).
-pub(crate) const MAX_TYPES: u32 = TAG - 3;
-
-/// The map value of an entry.
-#[inline(always)]
-pub(crate) fn entry_value(entry: &AtomicU32) -> u32 {
-    entry.load(Ordering::Relaxed) & VALUE_MASK
-}
-
-/// The raw kind of an entry's type.
-#[inline(always)]
-pub(crate) fn entry_kind(entry: &AtomicU32) -> u32 {
-    entry.load(Ordering::Relaxed) >> KIND_SHIFT
-}
-
-/// Sets an entry's map value, keeping its kind (which never changes, so concurrent writers
-/// of different values still keep it).
-#[inline(always)]
-pub(crate) fn set_entry(entry: &AtomicU32, value: u32) {
-    debug_assert!(value <= VALUE_MASK);
-    let kind = entry.load(Ordering::Relaxed) & !VALUE_MASK;
-    entry.store(kind | value, Ordering::Relaxed);
-}
-
-/// A fresh entry: `kind` and map value `value`.
-pub(crate) fn new_entry(kind: u32, value: u32) -> AtomicU32 {
-    AtomicU32::new(kind << KIND_SHIFT | value)
-}
+use crate::sync::AtomicU32;
 
 /// All type records, base and own, addressable by id, with the per-id dedup state.
 pub(crate) struct Types {
     /// Every record; read-only, and shared with the thread that orders the reference types.
     pub(super) recs: Arc<Recs>,
-    /// `map`, each entry with its type's kind ([`KIND_SHIFT`]): atomic so that the thread
+    /// `map`, each entry with its type's kind (`entry.rs`): atomic so that the thread
     /// classifying reference types can read it while the struct phase writes it (relaxed
     /// accesses are plain loads and stores).
     pub(super) map: Arc<Vec<AtomicU32>>,

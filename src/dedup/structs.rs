@@ -26,9 +26,9 @@
 //! `docs/dedup-performance.md`.
 
 use super::ahead::Ahead;
+use super::entry::MAX_ID;
 use super::hash::{self, kind_of, vlen};
 use super::hypot::HypotMap;
-use super::state::MAX_ID;
 use super::state::{Dedup, Graph};
 use crate::btf::kinds::kind;
 use crate::btf::store::Rec;
