@@ -25,10 +25,12 @@ PAHOLE=$(scripts/setup/fetch-pahole-1.32.sh)
 DATE=$(date -u +%Y-%m-%d)
 export OUT=docs/bench/runs/$DATE-jmatrix-pahole-1.32
 mkdir -p "$OUT"
+# Before provenance.txt is written: an earlier run's file, truncated, would read as -dirty.
+COMMIT=$(git describe --always --dirty 2>/dev/null || echo unknown)
 
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "commit: $(git describe --always --dirty 2>/dev/null || echo unknown)"
+  echo "commit: $COMMIT"
   echo "rustc: $(rustc --version)"
   echo "cpu: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) CPUs"
   echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
