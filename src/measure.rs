@@ -57,6 +57,13 @@ pub fn allocated_mib() -> u64 {
     0
 }
 
+/// The system's page size (`None` where it cannot be read).
+pub fn page_size() -> Option<usize> {
+    // SAFETY: sysconf only reads a system constant.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size).ok().filter(|&s| s > 0)
+}
+
 /// Bytes of `items` resident in memory now, counted by page (`mincore`): untouched pages of
 /// a zeroed or reserved array do not count. 0 where that is not available.
 pub fn resident_bytes<T>(items: &[T]) -> usize {
@@ -66,11 +73,7 @@ pub fn resident_bytes<T>(items: &[T]) -> usize {
         if len == 0 {
             return 0;
         }
-        // SAFETY: sysconf only reads a system constant.
-        let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
-            p if p > 0 => p as usize,
-            _ => return 0,
-        };
+        let Some(page) = page_size() else { return 0 };
         let start = items.as_ptr() as usize & !(page - 1);
         let end = (items.as_ptr() as usize + len).next_multiple_of(page);
         let mut pages = vec![0u8; (end - start) / page];

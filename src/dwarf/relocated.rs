@@ -15,7 +15,8 @@ use std::ops::Range;
 use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
-use crate::input::elf::RangeRelocations;
+use crate::input::relocations::RangeRelocations;
+use crate::measure::page_size;
 
 /// The section's relocated units (see the module's doc).
 pub struct RelocatedUnits<'a> {
@@ -85,7 +86,7 @@ impl<'a> RelocatedUnits<'a> {
     /// units is read again.
     pub fn release(&self, range: Range<usize>) {
         self.live.lock().retain(|start| !range.contains(start));
-        let page = page_size();
+        let page = page_size().unwrap_or(4096);
         let start = range.start.next_multiple_of(page);
         let end = (range.end.min(self.map.len()) / page) * page;
         if end > start {
@@ -101,10 +102,4 @@ impl<'a> RelocatedUnits<'a> {
             };
         }
     }
-}
-
-fn page_size() -> usize {
-    // SAFETY: sysconf only reads a configuration value.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).unwrap_or(4096).max(1)
 }

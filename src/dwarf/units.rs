@@ -103,10 +103,7 @@ impl<'a> DebugSections<'a> {
             loclists: get(".debug_loclists")?,
             loc: get(".debug_loc")?,
             types: get(".debug_types")?,
-            endian: match elf.endian {
-                Endian::Little => RunTimeEndian::Little,
-                Endian::Big => RunTimeEndian::Big,
-            },
+            endian: run_time_endian(elf.endian),
             sup,
             by_unit,
         }))
@@ -233,17 +230,21 @@ pub struct Cu<'a> {
     pub loclists_base: DebugLocListsBase<usize>,
 }
 
+/// gimli's name for a byte order.
+fn run_time_endian(endian: Endian) -> RunTimeEndian {
+    match endian {
+        Endian::Little => RunTimeEndian::Little,
+        Endian::Big => RunTimeEndian::Big,
+    }
+}
+
 /// `.debug_info` of `elf`, to be relocated unit by unit, when its relocations allow it and
 /// every unit is a compile or partial unit (type units are read across units).
 fn relocated_by_unit<'a>(elf: &Elf<'a>) -> Result<Option<RelocatedUnits<'a>>> {
     let Some(relocations) = elf.range_relocations(".debug_info")? else {
         return Ok(None);
     };
-    let endian = match elf.endian {
-        Endian::Little => RunTimeEndian::Little,
-        Endian::Big => RunTimeEndian::Big,
-    };
-    let mut units = gimli::DebugInfo::new(relocations.bytes(), endian).units();
+    let mut units = gimli::DebugInfo::new(relocations.bytes(), run_time_endian(elf.endian)).units();
     while let Ok(Some(header)) = units.next() {
         if !matches!(
             header.type_(),

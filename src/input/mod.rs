@@ -4,4 +4,5 @@
 pub mod arch;
 pub mod elf;
 pub mod kfuncs;
+pub mod relocations;
 pub mod symbols;
