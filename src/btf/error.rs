@@ -287,7 +287,7 @@ pub enum LimitError {
         /// The type being added to.
         id: u32,
     },
-    /// The record store's 2^31 units are used up.
+    /// The record store's 2^31 bytes are used up.
     #[error("the record store is full")]
     StoreFull,
     /// More distinct record templates than the record store can number.

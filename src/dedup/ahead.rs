@@ -20,15 +20,15 @@ const ENTRIES_LEAD: u32 = 512;
 const TEMPLATES_AHEAD: u32 = 1024;
 /// `u32` words per cache line.
 const LINE_WORDS: usize = 16;
-/// Record units (`u16`) per cache line.
-const LINE_UNITS: usize = 32;
+/// Record bytes per cache line.
+const LINE_BYTES: usize = 64;
 
 /// Position of the prefetch streams.
 pub(super) struct Ahead {
     /// Next id whose per-id entries are not yet prefetched.
     entries: u32,
-    /// Next record unit (a line start) not yet prefetched.
-    unit: usize,
+    /// Next record byte (a line start) not yet prefetched.
+    byte: usize,
     /// Next id whose template is not yet prefetched.
     templates: u32,
 }
@@ -36,14 +36,14 @@ pub(super) struct Ahead {
 impl Ahead {
     pub(super) fn new(g: Graph<'_>) -> Self {
         // Split BTF with no types of its own has no record to start from.
-        let unit = if g.start_id < g.type_cnt() {
-            g.record_unit(g.start_id) & !(LINE_UNITS - 1)
+        let byte = if g.start_id < g.type_cnt() {
+            g.record_byte(g.start_id) & !(LINE_BYTES - 1)
         } else {
-            g.record_units()
+            g.record_bytes()
         };
         Ahead {
             entries: g.start_id,
-            unit,
+            byte,
             templates: g.start_id,
         }
     }
@@ -58,12 +58,12 @@ impl Ahead {
             self.entries += LINE_WORDS as u32 / 2;
         }
         let records_to = match id + RECORDS_AHEAD {
-            to if to < cnt => g.record_unit(to),
-            _ => g.record_units(),
+            to if to < cnt => g.record_byte(to),
+            _ => g.record_bytes(),
         };
-        while self.unit < records_to {
-            g.prefetch_record_unit(self.unit);
-            self.unit += LINE_UNITS;
+        while self.byte < records_to {
+            g.prefetch_record_byte(self.byte);
+            self.byte += LINE_BYTES;
         }
         let templates_to = (id + TEMPLATES_AHEAD).min(cnt);
         while self.templates < templates_to {

@@ -67,20 +67,20 @@ impl<'a> Graph<'a> {
         self.map.len() as u32
     }
 
-    /// Where the record of `id` starts among the store's record units.
-    pub(crate) fn record_unit(self, id: u32) -> usize {
-        self.view.unit_of(id)
+    /// Where the record of `id` starts among the store's record bytes.
+    pub(crate) fn record_byte(self, id: u32) -> usize {
+        self.view.byte_of(id)
     }
 
-    /// How many record units the store holds.
-    pub(crate) fn record_units(self) -> usize {
-        self.view.units()
+    /// How many record bytes the store holds.
+    pub(crate) fn record_bytes(self) -> usize {
+        self.view.bytes()
     }
 
-    /// Prefetches the line of record unit `unit` into the outer caches.
+    /// Prefetches the line of record byte `at` into the outer caches.
     #[inline(always)]
-    pub(crate) fn prefetch_record_unit(self, unit: usize) {
-        prefetch_outer(self.view.unit(unit));
+    pub(crate) fn prefetch_record_byte(self, at: usize) {
+        prefetch_outer(self.view.byte(at));
     }
 
     /// Prefetches the template of `id`, an own id whose record is cached, into the outer

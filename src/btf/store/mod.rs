@@ -1,16 +1,21 @@
-//! The compact record store: type records held in about a third of their raw size, read in
+//! The compact record store: type records held in about a quarter of their raw size, read in
 //! place, for the BTF that exists only between encoding and deduplication.
 //!
 //! A record is split in two: its *template*, the record with its type-id fields zeroed (name,
 //! info, size, member names and offsets, enumerators ...), and its type ids. A kernel's 3.4 M
 //! pre-dedup records have only ~70,000 distinct templates (every CU repeats the same
 //! structs), so each template is kept once, numbered in the order first seen, and a record is
-//! its template's number followed by its ids, in 16-bit units. The number takes one unit when
-//! below 2^14 (the templates the first CUs bring: `int`, anonymous pointers, the core structs,
-//! which most records use) and two otherwise. An id is held as its 16-bit two's-complement
-//! distance from the record's own id (a CU's types reference each other, so distances are
-//! small); a record with an id too far for that holds all its ids as 32-bit words and is
-//! marked *wide*.
+//! a header byte, its template's number and its ids, packed in bytes:
+//!
+//! - the header byte: the ids' bit width (4 bits: 0, 2, 4 ... 28, or 32), how many bytes the
+//!   template number takes after it (2 bits: 0 to 3), and the number's low 2 bits;
+//! - the rest of the number, little-endian;
+//! - each id as the zigzag of its (wrapping) distance from the record's own id, all of one
+//!   record's ids in the same width, back to back from the first bit. A CU's types reference
+//!   each other, so distances are small: 11 bits is typical for a struct's members.
+//!
+//! Every field is at a fixed bit offset, so reading the `k`-th id is one unaligned 8-byte
+//! load and a shift, and the store keeps [`PAD`] zero bytes after the last record for it.
 //!
 //! Equal templates have equal references, so libbpf's shallow struct equality (name, size,
 //! member names and offsets) is one integer comparison, and a hash over a template's words is
@@ -29,16 +34,17 @@ use std::hash::{Hash, Hasher};
 use super::kinds::{self, kind, Kind, MAX_NR_TYPES};
 use crate::error::{LimitError, RecordError, Result};
 
-/// In a record's first unit: the template number continues in the next unit.
-const LONG: u16 = 0x8000;
-/// In a record's first unit: the ids are 32-bit words (two units each).
-const WIDE: u16 = 0x4000;
-/// The template number bits of a record's first unit.
-const NUMBER_BITS: u32 = 14;
-/// Templates whose number fits in a record's first unit.
-const SHORT_NUMBERS: u32 = 1 << NUMBER_BITS;
-/// Template numbers fit in 14 + 16 bits.
-const MAX_TEMPLATES: usize = 1 << (NUMBER_BITS + 16);
+/// In a record's header byte: the code of its ids' width (see [`width_of_code`]).
+const WIDTH_CODE: u8 = 0x0f;
+/// In a record's header byte: how many bytes of template number follow it.
+const NUMBER_BYTES_SHIFT: u32 = 4;
+/// In a record's header byte: where the template number's low bits are.
+const NUMBER_LOW_SHIFT: u32 = 6;
+/// Template numbers fit in the header's 2 bits and 3 more bytes.
+const MAX_TEMPLATES: usize = 1 << 26;
+/// Zero bytes kept after the last record, so that every field can be read with one 8-byte
+/// load.
+const PAD: usize = 8;
 
 /// Type records by id, from id 0 (`void`) on: the base's raw, then the BTF's own compact.
 pub struct Store {
@@ -53,9 +59,9 @@ pub struct Store {
     tpl_offs: Vec<u32>,
     /// The template numbers, by a hash of their words (for interning).
     index: HashTable<u32>,
-    /// Per record, in id order: `LONG | WIDE | number` (the number's low 14 bits), the
-    /// number's high 16 bits when `LONG`, then the ids (one unit each, or two when wide).
-    data: Vec<u16>,
+    /// Per record, in id order: the header byte, the rest of the template number, the packed
+    /// ids (see the module's comment); then [`PAD`] zero bytes.
+    data: Vec<u8>,
     /// Per id: where its record starts in `data`.
     offs: Positions,
     /// Reused while pushing: the record being split.
@@ -67,23 +73,17 @@ pub struct Store {
 #[derive(Clone, Copy)]
 pub struct Rec<'a> {
     tpl: &'a [u32],
-    ids: &'a [u16],
-    form: Form,
+    /// The packed ids and the store's bytes after them (at least [`PAD`]).
+    ids: &'a [u8],
+    /// The ids' bit width, or [`RAW`] for a raw base record (the ids are in its words).
+    width: u32,
     id: u32,
-    /// The template's number (meaningless for [`Form::Raw`]).
+    /// The template's number (meaningless for a raw record).
     key: u32,
 }
 
-/// How a [`Rec`] holds its ids.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Form {
-    /// 16-bit distances from the record's id.
-    Near,
-    /// 32-bit ids, low half first.
-    Wide,
-    /// A raw base record: the ids are in its words.
-    Raw,
-}
+/// A [`Rec`]'s width when it is a raw base record.
+const RAW: u32 = u32::MAX;
 
 impl<'a> Rec<'a> {
     /// The record's words, exactly as long as its kind and vlen say, with its type-id fields
@@ -99,7 +99,7 @@ impl<'a> Rec<'a> {
     /// are equal.
     #[inline(always)]
     pub fn template(self) -> Option<u32> {
-        (self.form != Form::Raw).then_some(self.key)
+        (self.width != RAW).then_some(self.key)
     }
 
     /// The `info` word.
@@ -126,26 +126,32 @@ impl<'a> Rec<'a> {
     /// variables.
     #[inline(always)]
     pub fn id(self, k: usize) -> u32 {
-        match self.form {
-            Form::Near => self.id.wrapping_add(self.ids[k] as i16 as i32 as u32),
-            Form::Wide => u32::from(self.ids[2 * k]) | u32::from(self.ids[2 * k + 1]) << 16,
-            Form::Raw => self.tpl[id_word(self.tpl[1], k)],
+        if self.width == RAW {
+            return self.tpl[id_word(self.tpl[1], k)];
         }
+        let bit = k * self.width as usize;
+        let bytes: [u8; 8] = self.ids[bit / 8..bit / 8 + 8].try_into().expect("8 bytes");
+        let zigzag = (u64::from_le_bytes(bytes) >> (bit % 8)) as u32 & width_mask(self.width);
+        self.id
+            .wrapping_add((zigzag >> 1) ^ 0u32.wrapping_sub(zigzag & 1))
     }
 
-    /// Whether every id the record holds is below `cnt`, told by its form alone: a near
-    /// record's ids are within 2^15 of its own id, so when that is at least 2^15 from 0 and
-    /// from `cnt`, none can be out of range and none needs reading.
+    /// Whether every id the record holds is below `cnt`, told by its width alone: ids packed
+    /// in `w` bits are within 2^(w-1) of the record's own id, so when that is that far from 0
+    /// and from `cnt`, none can be out of range and none needs reading.
     pub fn ids_below_by_form(self, cnt: u32) -> bool {
-        const REACH: u32 = 1 << 15;
-        self.form == Form::Near && self.id >= REACH && self.id < cnt.saturating_sub(REACH)
+        if self.width >= 32 {
+            return false;
+        }
+        let reach = 1u32 << self.width.saturating_sub(1);
+        self.id >= reach && self.id < cnt.saturating_sub(reach)
     }
 
     /// Appends the record's raw words to `out`.
     pub fn write_to(self, out: &mut Vec<u32>) {
         let start = out.len();
         out.extend_from_slice(self.tpl);
-        if self.form == Form::Raw {
+        if self.width == RAW {
             return;
         }
         let rec = &mut out[start..];
@@ -165,7 +171,7 @@ pub struct View<'a> {
     base_offs: &'a [u32],
     tpls: &'a [u32],
     tpl_offs: &'a [u32],
-    data: &'a [u16],
+    data: &'a [u8],
     offs: PositionsView<'a>,
 }
 
@@ -179,37 +185,39 @@ impl<'a> View<'a> {
             return Rec {
                 tpl: &self.base[start..start + len],
                 ids: &[],
-                form: Form::Raw,
+                width: RAW,
                 id,
                 key: 0,
             };
         };
         let o = self.offs.of(own as u32);
-        let first = self.data[o];
-        let low = u32::from(first) & (SHORT_NUMBERS - 1);
-        let (key, ids) = if first & LONG == 0 {
-            (low, o + 1)
-        } else {
-            (low | u32::from(self.data[o + 1]) << NUMBER_BITS, o + 2)
-        };
+        let (header, key, ids) = self.header(o);
         let start = self.tpl_offs[key as usize] as usize;
         let len = kinds::record_words_of(self.tpls[start + 1]);
         Rec {
             tpl: &self.tpls[start..start + len],
             ids: &self.data[ids..],
-            form: if first & WIDE != 0 {
-                Form::Wide
-            } else {
-                Form::Near
-            },
+            width: width_of_code(header & WIDTH_CODE),
             id,
             key,
         }
     }
 
-    /// Where `id`'s record starts among the record units (16-bit) of the store.
+    /// The header byte of the record at byte `o`, its template number and where its ids
+    /// start.
     #[inline(always)]
-    pub fn unit_of(self, id: u32) -> usize {
+    fn header(self, o: usize) -> (u8, u32, usize) {
+        let header = self.data[o];
+        let more = usize::from(header >> NUMBER_BYTES_SHIFT & 3);
+        let bytes: [u8; 4] = self.data[o + 1..o + 5].try_into().expect("4 bytes");
+        let high = u32::from_le_bytes(bytes) & ((1u32 << (8 * more)) - 1);
+        let key = u32::from(header >> NUMBER_LOW_SHIFT) | high << 2;
+        (header, key, o + 1 + more)
+    }
+
+    /// Where `id`'s record starts among the record bytes of the store.
+    #[inline(always)]
+    pub fn byte_of(self, id: u32) -> usize {
         self.offs.of(self.own_index(id))
     }
 
@@ -219,8 +227,8 @@ impl<'a> View<'a> {
         id - self.base_offs.len() as u32
     }
 
-    /// How many record units (16-bit) the store holds.
-    pub fn units(self) -> usize {
+    /// How many record bytes the store holds (its padding included).
+    pub fn bytes(self) -> usize {
         self.data.len()
     }
 
@@ -235,19 +243,14 @@ impl<'a> View<'a> {
     /// The first word of the template of `id`, which is not a base id (for prefetching).
     #[inline(always)]
     pub fn template_start(self, id: u32) -> &'a u32 {
-        let o = self.offs.of(self.own_index(id));
-        let first = self.data[o];
-        let mut key = u32::from(first) & (SHORT_NUMBERS - 1);
-        if first & LONG != 0 {
-            key |= u32::from(self.data[o + 1]) << NUMBER_BITS;
-        }
+        let (_, key, _) = self.header(self.offs.of(self.own_index(id)));
         &self.tpls[self.tpl_offs[key as usize] as usize]
     }
 
-    /// The record unit at `unit` (for prefetching).
+    /// The record byte at `at` (for prefetching).
     #[inline(always)]
-    pub fn unit(self, unit: usize) -> &'a u16 {
-        &self.data[unit]
+    pub fn byte(self, at: usize) -> &'a u8 {
+        &self.data[at]
     }
 }
 
@@ -290,6 +293,38 @@ fn id_word(info: u32, k: usize) -> usize {
     }
 }
 
+/// The bit width of the ids of a record whose header holds width code `code`: 0, 2, 4 ...
+/// 28, and 32 for the last code.
+#[inline(always)]
+fn width_of_code(code: u8) -> u32 {
+    if code == WIDTH_CODE {
+        32
+    } else {
+        2 * u32::from(code)
+    }
+}
+
+/// The code of the narrowest width that holds `bits` bits.
+fn code_of_bits(bits: u32) -> u8 {
+    if bits > width_of_code(WIDTH_CODE - 1) {
+        WIDTH_CODE
+    } else {
+        bits.div_ceil(2) as u8
+    }
+}
+
+/// The low `width` bits set.
+#[inline(always)]
+fn width_mask(width: u32) -> u32 {
+    ((1u64 << width) - 1) as u32
+}
+
+/// The zigzag of `to`'s wrapping distance from `from`: small distances either way are small.
+fn zigzag_distance(from: u32, to: u32) -> u32 {
+    let d = to.wrapping_sub(from) as i32;
+    ((d << 1) ^ (d >> 31)) as u32
+}
+
 fn hash_words(words: &[u32]) -> u64 {
     let mut h = FxHasher::default();
     words.hash(&mut h);
@@ -318,7 +353,7 @@ impl Store {
             tpls: Vec::new(),
             tpl_offs: Vec::new(),
             index: HashTable::new(),
-            data: Vec::new(),
+            data: vec![0; PAD],
             offs: Positions::default(),
             scratch: Vec::new(),
             ids: Vec::new(),
@@ -366,28 +401,33 @@ impl Store {
             rec[w] = 0;
         });
         let number = self.intern(rec)?;
-        let near = |t: u32| i16::try_from(t.wrapping_sub(id) as i32).is_ok();
-        let wide = !ids.iter().all(|&t| near(t));
+        let zigzags = ids.iter_mut().map(|t| {
+            *t = zigzag_distance(id, *t);
+            *t
+        });
+        let code = code_of_bits(32 - zigzags.fold(0, |all, z| all | z).leading_zeros());
+        self.data.truncate(self.data.len() - PAD);
         self.offs.push(self.data.len() as u32);
-        let low = (number & (SHORT_NUMBERS - 1)) as u16 | if wide { WIDE } else { 0 };
-        if number < SHORT_NUMBERS {
-            self.data.push(low);
-        } else {
-            let high = (number >> NUMBER_BITS) as u16;
-            self.data.extend_from_slice(&[low | LONG, high]);
-        }
-        for &t in &ids {
-            if wide {
-                self.data.extend_from_slice(&[t as u16, (t >> 16) as u16]);
-            } else {
-                self.data.push(t.wrapping_sub(id) as u16);
-            }
-        }
+        self.push_header(code, number);
+        pack_bits(&mut self.data, &ids, width_of_code(code));
+        self.data.resize(self.data.len() + PAD, 0);
         if self.data.len() >= 1 << 31 {
             return Err(LimitError::StoreFull.into());
         }
         self.ids = ids;
         Ok(id)
+    }
+
+    /// Appends a record's header byte (width code `code`) and the rest of template number
+    /// `number`.
+    fn push_header(&mut self, code: u8, number: u32) {
+        let high = number >> 2;
+        let more = (32 - high.leading_zeros()).div_ceil(8);
+        let header =
+            code | (more as u8) << NUMBER_BYTES_SHIFT | ((number & 3) as u8) << NUMBER_LOW_SHIFT;
+        self.data.push(header);
+        self.data
+            .extend_from_slice(&high.to_le_bytes()[..more as usize]);
     }
 
     /// The number of template `tpl`, added if new.
@@ -456,7 +496,7 @@ impl Store {
     pub fn bytes(&self) -> usize {
         (self.base.len() + self.base_offs.len()) * 4
             + (self.tpls.len() + self.tpl_offs.len() + self.index.len()) * 4
-            + self.data.len() * 2
+            + self.data.len()
             + self.offs.bytes()
     }
 
@@ -484,6 +524,24 @@ impl Store {
         self.tpl_offs.shrink_to_fit();
         self.scratch = Vec::new();
         self.ids = Vec::new();
+    }
+}
+
+/// Appends `values`, each in `width` bits, back to back from the first bit of a new byte.
+fn pack_bits(out: &mut Vec<u8>, values: &[u32], width: u32) {
+    let mut acc = 0u64;
+    let mut held = 0;
+    for &v in values {
+        acc |= u64::from(v) << held;
+        held += width;
+        while held >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            held -= 8;
+        }
+    }
+    if held > 0 {
+        out.push(acc as u8);
     }
 }
 
@@ -600,9 +658,9 @@ mod tests {
     }
 
     #[test]
-    fn template_numbers_past_one_unit_read_back() {
+    fn template_numbers_of_every_length_read_back() {
         let mut s = Store::new();
-        let n = SHORT_NUMBERS + 100;
+        let n = (1 << 18) + 100;
         for name in 1..=n {
             s.push(&[name, kinds::info(Kind::Int, 0, false), 4, 32])
                 .unwrap();
@@ -613,7 +671,7 @@ mod tests {
             n + 1,
             "the ints, one pointer template"
         );
-        for name in [1, SHORT_NUMBERS - 1, SHORT_NUMBERS, n] {
+        for name in [1, 2, 3, 4, 5, 1023, 1024, 1025, (1 << 18) - 1, 1 << 18, n] {
             let int = 2 * name - 1;
             assert_eq!(
                 s.words(int),
@@ -621,6 +679,30 @@ mod tests {
             );
             assert_eq!(s.words(int + 1), ptr(int));
         }
+    }
+
+    /// Ids at every distance from their record, both ways, up to the whole `u32` range, read
+    /// back, alone and beside ids of every other width in one record.
+    #[test]
+    fn ids_of_every_width_read_back() {
+        let mut s = Store::new();
+        let mut recs = Vec::new();
+        let base = 1u32 << 31;
+        for bits in 0..32 {
+            for d in [1i64 << bits, -(1i64 << bits), (1i64 << bits) - 1] {
+                let id = s.len();
+                let to = (i64::from(base) + d) as u32;
+                let r = strukt(1, &[(2, to, 0), (3, id, 8), (4, to ^ 1, 16)]);
+                assert_eq!(s.push(&ptr(to)).unwrap(), id);
+                s.push(&r).unwrap();
+                recs.push((id, ptr(to)));
+                recs.push((id + 1, r));
+            }
+        }
+        for (id, r) in &recs {
+            assert_eq!(&s.words(*id), r, "record {id}");
+        }
+        assert_eq!(s.rec(s.len() - 1).id(1), s.len() - 2);
     }
 
     #[test]

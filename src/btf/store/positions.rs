@@ -2,7 +2,7 @@
 //!
 //! Ids come in blocks of 8. A block keeps the position of its first record as a `u32`, and
 //! each id its distance from it as a `u8`. Eight consecutive records rarely span more than
-//! 255 units (that takes records averaging 32 units: structs of 30 members); a block that
+//! 255 bytes (that takes records averaging 32 bytes: structs of 20 members); a block that
 //! does is *far*: its `u32` names a run of 8 full positions instead.
 
 /// Ids per block.
