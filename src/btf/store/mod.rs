@@ -10,8 +10,9 @@
 //! - the header byte: the ids' bit width (4 bits: 0, 2, 4 ... 28, or 32), how many bytes the
 //!   template number takes after it (2 bits: 0 to 3), and the number's low 2 bits;
 //! - the rest of the number, little-endian;
-//! - each id as the zigzag of its (wrapping) distance from the record's own id, all of one
-//!   record's ids in the same width, back to back from the first bit. A CU's types reference
+//! - each id as its (wrapping) distance from the record's own id, all of one record's ids in
+//!   the same width `w`, offset by 2^(w-1) so that they are unsigned, back to back from the
+//!   first bit. A CU's types reference
 //!   each other, so distances are small: 11 bits is typical for a struct's members.
 //!
 //! Every field is at a fixed bit offset, so reading the `k`-th id is one unaligned 8-byte
@@ -77,6 +78,10 @@ pub struct Rec<'a> {
     ids: &'a [u8],
     /// The ids' bit width, or [`RAW`] for a raw base record (the ids are in its words).
     width: u32,
+    /// The low `width` bits set.
+    mask: u32,
+    /// What a packed value is added to: the record's id less the packing's offset.
+    origin: u32,
     id: u32,
     /// The template's number (meaningless for a raw record).
     key: u32,
@@ -131,9 +136,8 @@ impl<'a> Rec<'a> {
         }
         let bit = k * self.width as usize;
         let bytes: [u8; 8] = self.ids[bit / 8..bit / 8 + 8].try_into().expect("8 bytes");
-        let zigzag = (u64::from_le_bytes(bytes) >> (bit % 8)) as u32 & width_mask(self.width);
-        self.id
-            .wrapping_add((zigzag >> 1) ^ 0u32.wrapping_sub(zigzag & 1))
+        let packed = (u64::from_le_bytes(bytes) >> (bit % 8)) as u32 & self.mask;
+        self.origin.wrapping_add(packed)
     }
 
     /// Whether every id the record holds is below `cnt`, told by its width alone: ids packed
@@ -186,18 +190,23 @@ impl<'a> View<'a> {
                 tpl: &self.base[start..start + len],
                 ids: &[],
                 width: RAW,
+                mask: 0,
+                origin: 0,
                 id,
                 key: 0,
             };
         };
         let o = self.offs.of(own as u32);
         let (header, key, ids) = self.header(o);
+        let width = width_of_code(header & WIDTH_CODE);
         let start = self.tpl_offs[key as usize] as usize;
         let len = kinds::record_words_of(self.tpls[start + 1]);
         Rec {
             tpl: &self.tpls[start..start + len],
             ids: &self.data[ids..],
-            width: width_of_code(header & WIDTH_CODE),
+            width,
+            mask: width_mask(width),
+            origin: id.wrapping_sub(offset_of_width(width)),
             id,
             key,
         }
@@ -207,10 +216,11 @@ impl<'a> View<'a> {
     /// start.
     #[inline(always)]
     fn header(self, o: usize) -> (u8, u32, usize) {
-        let header = self.data[o];
+        let bytes: [u8; 8] = self.data[o..o + 8].try_into().expect("8 bytes");
+        let word = u64::from_le_bytes(bytes);
+        let header = word as u8;
         let more = usize::from(header >> NUMBER_BYTES_SHIFT & 3);
-        let bytes: [u8; 4] = self.data[o + 1..o + 5].try_into().expect("4 bytes");
-        let high = u32::from_le_bytes(bytes) & ((1u32 << (8 * more)) - 1);
+        let high = (word >> 8) as u32 & ((1u32 << (8 * more)) - 1);
         let key = u32::from(header >> NUMBER_LOW_SHIFT) | high << 2;
         (header, key, o + 1 + more)
     }
@@ -319,10 +329,16 @@ fn width_mask(width: u32) -> u32 {
     ((1u64 << width) - 1) as u32
 }
 
-/// The zigzag of `to`'s wrapping distance from `from`: small distances either way are small.
-fn zigzag_distance(from: u32, to: u32) -> u32 {
-    let d = to.wrapping_sub(from) as i32;
-    ((d << 1) ^ (d >> 31)) as u32
+/// What distances packed in `width` bits are offset by: 2^(width-1), 0 for no bits.
+#[inline(always)]
+fn offset_of_width(width: u32) -> u32 {
+    ((1u64 << width) >> 1) as u32
+}
+
+/// The bits a signed distance takes: `d` fits `w` bits offset by 2^(w-1) from this many on.
+fn bits_of_distance(d: u32) -> u32 {
+    let d = d as i32;
+    32 - ((d << 1) ^ (d >> 31)).leading_zeros()
 }
 
 fn hash_words(words: &[u32]) -> u64 {
@@ -401,16 +417,17 @@ impl Store {
             rec[w] = 0;
         });
         let number = self.intern(rec)?;
-        let zigzags = ids.iter_mut().map(|t| {
-            *t = zigzag_distance(id, *t);
-            *t
-        });
-        let code = code_of_bits(32 - zigzags.fold(0, |all, z| all | z).leading_zeros());
+        ids.iter_mut().for_each(|t| *t = t.wrapping_sub(id));
+        let bits = ids.iter().map(|&d| bits_of_distance(d)).max().unwrap_or(0);
+        let code = code_of_bits(bits);
+        let width = width_of_code(code);
         self.data.truncate(self.data.len() - PAD);
         self.offs.push(self.data.len() as u32);
         self.push_header(code, number);
-        pack_bits(&mut self.data, &ids, width_of_code(code));
-        self.data.resize(self.data.len() + PAD, 0);
+        let start = self.data.len();
+        let packed = (ids.len() * width as usize).div_ceil(8);
+        self.data.resize(start + packed + PAD, 0);
+        pack_bits(&mut self.data[start..], &ids, width);
         if self.data.len() >= 1 << 31 {
             return Err(LimitError::StoreFull.into());
         }
@@ -527,21 +544,16 @@ impl Store {
     }
 }
 
-/// Appends `values`, each in `width` bits, back to back from the first bit of a new byte.
-fn pack_bits(out: &mut Vec<u8>, values: &[u32], width: u32) {
-    let mut acc = 0u64;
-    let mut held = 0;
-    for &v in values {
-        acc |= u64::from(v) << held;
-        held += width;
-        while held >= 8 {
-            out.push(acc as u8);
-            acc >>= 8;
-            held -= 8;
-        }
-    }
-    if held > 0 {
-        out.push(acc as u8);
+/// Writes each of the distances `values` in `width` bits, offset by 2^(width-1), back to back
+/// from the first bit of `out`, whose bytes are zero and at least 8 past the last one written.
+fn pack_bits(out: &mut [u8], values: &[u32], width: u32) {
+    let offset = offset_of_width(width);
+    for (k, &d) in values.iter().enumerate() {
+        let bit = k * width as usize;
+        let at = &mut out[bit / 8..bit / 8 + 8];
+        let word = u64::from_le_bytes((&*at).try_into().expect("8 bytes"));
+        let packed = u64::from(d.wrapping_add(offset) & width_mask(width));
+        at.copy_from_slice(&(word | packed << (bit % 8)).to_le_bytes());
     }
 }
 
