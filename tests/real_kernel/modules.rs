@@ -321,8 +321,14 @@ fn relocating_a_module_releases_the_pages_it_read() {
     let relocations = elf.relocation_symbols(".debug_info").count();
     assert!(relocations > 1_000_000, "{relocations} relocations");
     let after_scan = file_resident_mib(&ko);
+    // A kernel that keeps the file in large page-cache folios maps a whole folio (up to 2 MiB)
+    // on a fault, so the neighbours of a released range can stay mapped: one folio at each
+    // of its ends (seen on 6.18: 3 MiB after the scan). Keeping what was read would leave
+    // 16-40 MiB.
+    const FOLIO_EDGES_MIB: u64 = 4;
+    let bound = read_mib / 8 + FOLIO_EDGES_MIB;
     assert!(
-        after_copy <= read_mib / 8 && after_scan <= read_mib / 8,
+        after_copy <= bound && after_scan <= bound,
         "of {read_mib} MiB of .debug_info (and 24 MiB of its relocations) read, \
          {after_copy} MiB stay mapped after the copy, {after_scan} MiB after the scan"
     );
