@@ -47,10 +47,31 @@ pub const COMBINED: u8 = flags::UNEXPECTED_REG | flags::UNCERTAIN_PARM_LOC | fla
 const UNTRUSTED: u8 = flags::UNEXPECTED_REG | flags::UNCERTAIN_PARM_LOC;
 
 /// What the final pass needs of a set of instances of one function; see the module docs.
+///
+/// Most functions have one instance (36,000 of the reference kernel's 43,000): the summary of
+/// one instance is that instance alone, its roles read from its flags when asked, so that it
+/// costs no allocation beside the instance's own bytes. A summary of more keeps its roles and
+/// the instances they point at in one allocation.
 #[derive(Clone, Debug)]
-pub struct FuncSummary {
-    /// The instances some role below points at, each once.
-    kept: Vec<FuncInstance>,
+pub struct FuncSummary(Repr);
+
+#[derive(Clone, Debug)]
+enum Repr {
+    One(FuncInstance),
+    Many(Box<Many>),
+}
+
+/// A summary of more than one instance.
+#[derive(Clone, Debug)]
+struct Many {
+    roles: Roles,
+    /// The instances some role points at, each once.
+    kept: Box<[FuncInstance]>,
+}
+
+/// Which kept instances play which part, and what is folded over all of them.
+#[derive(Clone, Copy, Debug)]
+struct Roles {
     first: Role,
     /// The first instance whose prototype does not match the first's.
     mismatch: Option<Role>,
@@ -73,14 +94,14 @@ pub struct FuncSummary {
     count: u32,
 }
 
-/// An index into [`FuncSummary::kept`].
+/// An index into a summary's kept instances.
 type Role = u8;
 
-impl FuncSummary {
-    /// The summary of one instance.
-    pub fn of(instance: FuncInstance) -> Self {
+impl Roles {
+    /// The roles in the summary of `instance` alone, which plays every part it qualifies for.
+    fn of(instance: &FuncInstance) -> Self {
         let at_symbol = instance.has(flags::AT_SYMBOL).then_some(0);
-        FuncSummary {
+        Roles {
             first: 0,
             mismatch: None,
             at_symbol,
@@ -93,81 +114,129 @@ impl FuncSummary {
                 .then_some(instance.head.walk_position()),
             combined: instance.head.flags & COMBINED,
             count: 1,
-            kept: vec![instance],
+        }
+    }
+}
+
+/// One side of a merge: its roles and its kept instances.
+struct Side {
+    roles: Roles,
+    kept: Vec<FuncInstance>,
+}
+
+impl Side {
+    fn at(&self, role: Role) -> &FuncInstance {
+        &self.kept[role as usize]
+    }
+}
+
+impl FuncSummary {
+    /// The summary of one instance.
+    pub fn of(instance: FuncInstance) -> Self {
+        FuncSummary(Repr::One(instance))
+    }
+
+    /// An empty value to move out of `&mut self` (never read); it allocates nothing.
+    fn placeholder() -> Self {
+        FuncSummary(Repr::One(FuncInstance::placeholder()))
+    }
+
+    /// The roles and the kept instances.
+    fn parts(&self) -> (Roles, &[FuncInstance]) {
+        match &self.0 {
+            Repr::One(instance) => (Roles::of(instance), std::slice::from_ref(instance)),
+            Repr::Many(many) => (many.roles, &many.kept),
+        }
+    }
+
+    fn into_side(self) -> Side {
+        match self.0 {
+            Repr::One(instance) => Side {
+                roles: Roles::of(&instance),
+                kept: vec![instance],
+            },
+            Repr::Many(many) => Side {
+                roles: many.roles,
+                kept: many.kept.into_vec(),
+            },
         }
     }
 
     /// The summary of both sets of instances.
     pub fn merge(self, other: FuncSummary) -> FuncSummary {
-        let sides = [&self, &other];
-        let earlier = |a: Option<Pick>, b: Option<Pick>| match (a, b) {
-            (Some(a), Some(b)) => Some(
-                if sides[b.0].at(b.1).head.walk_position() < sides[a.0].at(a.1).head.walk_position()
-                {
-                    b
-                } else {
-                    a
-                },
-            ),
-            (a, b) => a.or(b),
+        let sides = [self.into_side(), other.into_side()];
+        let (a, b) = (&sides[0].roles, &sides[1].roles);
+        let pos = |p: Pick| sides[p.0].at(p.1).head.walk_position();
+        let earlier = |x: Option<Pick>, y: Option<Pick>| match (x, y) {
+            (Some(x), Some(y)) => Some(if pos(y) < pos(x) { y } else { x }),
+            (x, y) => x.or(y),
         };
-        let first = earlier(Some((0, self.first)), Some((1, other.first))).expect("both exist");
+        let first = earlier(Some((0, a.first)), Some((1, b.first))).expect("both exist");
         let f = sides[first.0].at(first.1);
         let mismatch_of = |side: usize| {
-            let s = sides[side];
-            if s.at(s.first).signature().matches(&f.signature()) {
-                s.mismatch.map(|r| (side, r))
+            let s = &sides[side];
+            if s.at(s.roles.first).signature().matches(&f.signature()) {
+                s.roles.mismatch.map(|r| (side, r))
             } else {
-                Some((side, s.first))
+                Some((side, s.roles.first))
             }
         };
         let mismatch = earlier(mismatch_of(0), mismatch_of(1));
-        let pick = |role: fn(&FuncSummary) -> Option<Role>| {
-            earlier(role(&self).map(|r| (0, r)), role(&other).map(|r| (1, r)))
+        let pick = |role: fn(&Roles) -> Option<Role>| {
+            earlier(role(a).map(|r| (0, r)), role(b).map(|r| (1, r)))
         };
-        let at_symbol = pick(|s| s.at_symbol);
-        let at_symbol_unskipped = pick(|s| s.at_symbol_unskipped);
+        let at_symbol = pick(|r| r.at_symbol);
+        let at_symbol_unskipped = pick(|r| r.at_symbol_unskipped);
         let (at_dot_symbol, at_dot_symbol2) = {
-            let pos = |p: &Pick| sides[p.0].at(p.1).head.walk_position();
             let mut dots: Vec<Pick> = [
-                self.at_dot_symbol.map(|r| (0, r)),
-                self.at_dot_symbol2.map(|r| (0, r)),
-                other.at_dot_symbol.map(|r| (1, r)),
-                other.at_dot_symbol2.map(|r| (1, r)),
+                a.at_dot_symbol.map(|r| (0, r)),
+                a.at_dot_symbol2.map(|r| (0, r)),
+                b.at_dot_symbol.map(|r| (1, r)),
+                b.at_dot_symbol2.map(|r| (1, r)),
             ]
             .into_iter()
             .flatten()
             .collect();
-            dots.sort_by_key(pos);
+            dots.sort_by_key(|&p| pos(p));
             (dots.first().copied(), dots.get(1).copied())
         };
-        let earliest = |a: Option<WalkPosition>, b: Option<WalkPosition>| match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        let earliest = |x: Option<WalkPosition>, y: Option<WalkPosition>| match (x, y) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
         };
-        let mut kept = Keeper::new(self.kept, other.kept);
-        FuncSummary {
+        let (blocking_at, untrusted_at) = (
+            earliest(a.blocking_at, b.blocking_at),
+            earliest(a.untrusted_at, b.untrusted_at),
+        );
+        let (combined, count) = (a.combined | b.combined, a.count + b.count);
+        let [a, b] = sides;
+        let mut kept = Keeper::new(a.kept, b.kept);
+        let roles = Roles {
             first: kept.keep(first),
             mismatch: mismatch.map(|p| kept.keep(p)),
             at_symbol: at_symbol.map(|p| kept.keep(p)),
             at_symbol_unskipped: at_symbol_unskipped.map(|p| kept.keep(p)),
             at_dot_symbol: at_dot_symbol.map(|p| kept.keep(p)),
             at_dot_symbol2: at_dot_symbol2.map(|p| kept.keep(p)),
-            blocking_at: earliest(self.blocking_at, other.blocking_at),
-            untrusted_at: earliest(self.untrusted_at, other.untrusted_at),
-            combined: self.combined | other.combined,
-            count: self.count + other.count,
+            blocking_at,
+            untrusted_at,
+            combined,
+            count,
+        };
+        FuncSummary(Repr::Many(Box::new(Many {
+            roles,
             kept: kept.into_kept(),
-        }
+        })))
     }
 
     fn at(&self, role: Role) -> &FuncInstance {
-        &self.kept[role as usize]
+        &self.parts().1[role as usize]
     }
 
     /// The first instance in walk order.
     pub fn first(&self) -> &FuncInstance {
-        self.at(self.first)
+        let (roles, kept) = self.parts();
+        &kept[roles.first as usize]
     }
 
     /// The first instance whose prototype does not match [`Self::first`]'s, if it comes before
@@ -177,11 +246,12 @@ impl FuncSummary {
     /// first mismatch among the instances with an address is the first mismatch, if it has
     /// one).
     pub fn inconsistent(&self, true_signature: bool) -> Option<&FuncInstance> {
-        let m = self.at(self.mismatch?);
+        let (roles, _) = self.parts();
+        let m = self.at(roles.mismatch?);
         if true_signature && self.first().head.addr != 0 && m.head.addr == 0 {
             return None;
         }
-        match self.blocking_at {
+        match roles.blocking_at {
             Some(b) if b <= m.head.walk_position() => None,
             _ => Some(m),
         }
@@ -189,18 +259,19 @@ impl FuncSummary {
 
     /// The first instance's flags with every instance's [`COMBINED`] flags ORed in.
     pub fn flags(&self) -> u8 {
-        self.first().head.flags | self.combined
+        self.first().head.flags | self.parts().0.combined
     }
 
     /// The canonical instance: the first at an ELF address that is not skipped for optimized
     /// parameters, else the first at an ELF address, else the first.
     pub fn canonical(&self, true_signature: bool) -> &FuncInstance {
+        let (roles, _) = self.parts();
         let unskipped = if true_signature {
-            self.at_symbol
+            roles.at_symbol
         } else {
-            self.at_symbol_unskipped
+            roles.at_symbol_unskipped
         };
-        self.at(unskipped.or(self.at_symbol).unwrap_or(self.first))
+        self.at(unskipped.or(roles.at_symbol).unwrap_or(roles.first))
     }
 
     /// `btf_encoder__add_true_signature`: the first instance at a `.`-suffixed symbol's
@@ -210,14 +281,15 @@ impl FuncSummary {
     /// pahole's own per-instance `ambiguous_addr` is never set, so an ambiguous address does
     /// not stop it.
     pub fn true_signature(&self) -> Option<&FuncInstance> {
-        let mut role = self.at_dot_symbol?;
-        if role == self.first && self.untrusted_at.is_some() {
+        let (roles, _) = self.parts();
+        let mut role = roles.at_dot_symbol?;
+        if role == roles.first && roles.untrusted_at.is_some() {
             // The first instance ends up with every instance's flags ORed in: the walk goes
             // on to the next one.
-            role = self.at_dot_symbol2?;
+            role = roles.at_dot_symbol2?;
         }
         let candidate = self.at(role);
-        match self.untrusted_at {
+        match roles.untrusted_at {
             Some(u) if u <= candidate.head.walk_position() => None,
             _ => Some(candidate),
         }
@@ -225,19 +297,26 @@ impl FuncSummary {
 
     /// How many instances were folded in.
     pub fn count(&self) -> u32 {
-        self.count
+        self.parts().0.count
     }
 
     /// How many instances the summary holds.
     pub fn held(&self) -> usize {
-        self.kept.len()
+        self.parts().1.len()
     }
 
-    /// The bytes the summary's instances take, on the heap and in the summary.
+    /// The bytes the summary's instances and roles take on the heap.
     pub fn heap_bytes(&self) -> usize {
-        self.kept.capacity() * std::mem::size_of::<FuncInstance>()
+        let beside = match &self.0 {
+            Repr::One(_) => 0,
+            Repr::Many(many) => {
+                std::mem::size_of::<Many>() + many.kept.len() * std::mem::size_of::<FuncInstance>()
+            }
+        };
+        beside
             + self
-                .kept
+                .parts()
+                .1
                 .iter()
                 .map(FuncInstance::heap_bytes)
                 .sum::<usize>()
@@ -245,7 +324,10 @@ impl FuncSummary {
 
     /// The held instances, mutably (the final pass translates their type ids).
     pub fn instances_mut(&mut self) -> impl Iterator<Item = &mut FuncInstance> {
-        self.kept.iter_mut()
+        match &mut self.0 {
+            Repr::One(instance) => std::slice::from_mut(instance).iter_mut(),
+            Repr::Many(many) => many.kept.iter_mut(),
+        }
     }
 }
 
@@ -271,9 +353,8 @@ impl Keeper {
     }
 
     /// The kept instances, with no spare room: summaries live until the final pass.
-    fn into_kept(mut self) -> Vec<FuncInstance> {
-        self.out.shrink_to_fit();
-        self.out
+    fn into_kept(self) -> Box<[FuncInstance]> {
+        self.out.into_boxed_slice()
     }
 
     fn keep(&mut self, pick: Pick) -> Role {
@@ -308,25 +389,6 @@ impl Fold for FuncSummary {
 
     fn instance_heap_bytes(instance: &FuncInstance) -> usize {
         instance.heap_bytes()
-    }
-}
-
-impl FuncSummary {
-    /// An empty value to move out of `&mut self` (never read).
-    fn placeholder() -> Self {
-        FuncSummary {
-            kept: Vec::new(),
-            first: 0,
-            mismatch: None,
-            at_symbol: None,
-            at_symbol_unskipped: None,
-            at_dot_symbol: None,
-            at_dot_symbol2: None,
-            blocking_at: None,
-            untrusted_at: None,
-            combined: 0,
-            count: 0,
-        }
     }
 }
 

@@ -134,6 +134,15 @@ impl FuncInstance {
         }
     }
 
+    /// A value to move out of a place that must hold an instance: it holds no bytes (its
+    /// accessors other than `head` must not be called) and allocates nothing.
+    pub(super) fn placeholder() -> Self {
+        FuncInstance {
+            head: InstanceHead::default(),
+            packed: Box::default(),
+        }
+    }
+
     /// Whether the [`flags`] bit `flag` is set.
     pub fn has(&self, flag: u8) -> bool {
         self.head.flags & flag != 0
@@ -263,6 +272,7 @@ pub fn save_instance(found: FoundFunction<'_, '_>) -> FuncInstance {
         type_id_off,
         info: func,
         elf: elf_fn,
+        signature_parts,
         ..
     } = found;
     let xlate = |id: u32| if id == 0 { 0 } else { type_id_off + id };
@@ -311,7 +321,14 @@ pub fn save_instance(found: FoundFunction<'_, '_>) -> FuncInstance {
         .collect();
     let ret = xlate(func.ret);
     let mut sig = Vec::new();
-    signature::write(chunk_btf, chunk, ret, params.iter().map(|p| p.1), &mut sig);
+    signature::write(
+        signature_parts,
+        chunk_btf,
+        chunk,
+        ret,
+        params.iter().map(|p| p.1),
+        &mut sig,
+    );
     let head = InstanceHead {
         order: (cu_index, func.die),
         chunk,

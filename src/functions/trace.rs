@@ -46,7 +46,7 @@
 //! | 2 | bytes of the parameters' names, saturated |
 //! | 2 | bytes of the instance's signature (`signature.rs`), saturated |
 //! | 6 | zero |
-//! | 8 | FxHash of the signature bytes: equal exactly when the prototypes match (up to hash collisions) |
+//! | 8 | FxHash of the signature bytes: within one trace, equal exactly when the prototypes match (up to hash collisions; the bytes hold the run's numbers of the parts' forms) |
 
 use std::hash::Hasher;
 use std::io::{self, Write};

@@ -85,11 +85,12 @@ fn signatures() -> Vec<Vec<u8>> {
     let int = btf.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
     let cint = btf.add_ref(crate::btf::Kind::Const, None, int).unwrap();
     let long = btf.add_int(b"long", 8, kinds::INT_SIGNED).unwrap();
+    let parts = signature::SignatureParts::default();
     [int, cint, long]
         .iter()
         .map(|&p| {
             let mut sig = Vec::new();
-            signature::write(&btf, 0, 0, [p].into_iter(), &mut sig);
+            signature::write(&parts, &btf, 0, 0, [p].into_iter(), &mut sig);
             sig
         })
         .collect()
