@@ -83,6 +83,7 @@ pub fn dedup_all(btf: &mut Btf, threads: usize, force_collisions: bool) -> bool 
     let opts = DedupOptions {
         threads,
         force_collisions,
+        ..DedupOptions::default()
     };
     if dedup(btf, &opts).is_err() {
         return false;

@@ -41,7 +41,7 @@ pub(crate) fn run(args: EncodeArgs, feature_args: &[FeatureArg<'_>]) -> Result<E
     bound_malloc_arenas(config.jobs);
     let host = pipeline::Host {
         out: Box::new(std::io::stdout()),
-        freed: Box::new(return_free_heap),
+        freed: return_free_heap,
     };
     let summary = pipeline::run(&config, host)?;
     if let (Some(path), Some(trace)) = (&args.trace_saves, &summary.saves) {

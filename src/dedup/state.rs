@@ -187,6 +187,8 @@ pub(crate) struct Dedup {
     /// id below it is processed (`refs::DONE`: the phases are over).
     pub(crate) progress: Arc<StructFrontier>,
     pub(super) threads: usize,
+    /// [`super::DedupOptions::freed`].
+    pub(super) freed: Option<fn()>,
     /// When each phase ended, for `dedup_timed`.
     pub(super) marks: Vec<(&'static str, Instant)>,
     /// What was resident at the dedup's peak (noted at the end of the struct phase).
@@ -197,6 +199,13 @@ impl Dedup {
     /// Notes that `phase` ended now.
     pub(super) fn mark(&mut self, phase: &'static str) {
         self.marks.push((phase, Instant::now()));
+    }
+
+    /// Tells the caller that a phase has just freed much ([`super::DedupOptions::freed`]).
+    pub(super) fn freed(&self) {
+        if let Some(freed) = self.freed {
+            freed();
+        }
     }
 
     /// See [`Graph::resolve`].

@@ -98,9 +98,10 @@ pub struct Host<'h> {
     /// Where the run's lines go: the final pass's `-V` skip lines (with [`Config::verbose`])
     /// and the encoder's notes.
     pub out: Box<dyn Write + 'h>,
-    /// Called where the run has just freed much memory (after the encoding, after the
-    /// dedup), before the next phase's peak: the binary's allocator policy goes here.
-    pub freed: Box<dyn Fn() + 'h>,
+    /// Called where the run has just freed much memory (after the encoding, between the
+    /// dedup's phases, after the dedup), before the next phase's peak: the binary's allocator
+    /// policy goes here.
+    pub freed: fn(),
 }
 
 impl Host<'_> {
@@ -109,7 +110,7 @@ impl Host<'_> {
     pub fn quiet() -> Self {
         Host {
             out: Box::new(std::io::sink()),
-            freed: Box::new(|| ()),
+            freed: || (),
         }
     }
 }
@@ -179,6 +180,7 @@ pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
         progress.phase("deduplicating");
         let opts = DedupOptions {
             threads: config.jobs,
+            freed: Some(host.freed),
             ..DedupOptions::default()
         };
         let run = dedup_store(&mut btf, store, &opts)?;

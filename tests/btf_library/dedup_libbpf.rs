@@ -35,6 +35,7 @@ fn opts(force: bool) -> DedupOptions {
     DedupOptions {
         force_collisions: force,
         threads: if force { 1 } else { 0 },
+        ..DedupOptions::default()
     }
 }
 
