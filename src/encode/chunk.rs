@@ -53,7 +53,7 @@ pub struct EncodeContext<'a, 'd> {
     /// The input's byte order, which each chunk's BTF takes.
     pub endian: Endian,
     /// The ELF's functions, which DWARF functions are matched with by name.
-    pub funcs: &'d ElfFunctions<'a>,
+    pub funcs: &'d ElfFunctions,
     /// The variable encoder (the ELF's sections and object symbols).
     pub vars: &'d VarEncoder<'a>,
     /// The target's argument-passing facts, for the parameter location analysis.

@@ -75,7 +75,7 @@ pub struct Decision<'d, 'e> {
     /// With `true_signature`: the symbol whose name the FUNC takes instead of the function's
     /// (a clone's, `foo.isra.0`), `canonical` being the clone's instance. No skip reason
     /// applies then.
-    pub true_signature: Option<&'d ElfFunctionSym<'e>>,
+    pub true_signature: Option<ElfFunctionSym<'e>>,
     /// The first instance whose prototype does not match the first instance's, when the pass
     /// compares it.
     pub inconsistent: Option<&'d FuncInstance>,

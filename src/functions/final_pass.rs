@@ -64,7 +64,7 @@ impl<W: Write> FinalPass<'_, W> {
     /// Runs the pass: `groups[i]` holds the per-owner summaries of ELF function `i`.
     pub fn run(
         &mut self,
-        funcs: &ElfFunctions<'_>,
+        funcs: &ElfFunctions,
         groups: Vec<Vec<FuncSummary>>,
     ) -> Result<FuncStats> {
         let mut stats = FuncStats::default();
@@ -207,11 +207,12 @@ impl<W: Write> FinalPass<'_, W> {
 mod tests {
     use super::*;
     use crate::functions::instance::{flags, InstanceHead};
+    use crate::input::symbols::ElfFunctionSyms;
 
     fn kfunc(flags: u32) -> ElfFunction<'static> {
         ElfFunction {
             name: "bpf_arena_thing",
-            syms: &[],
+            syms: ElfFunctionSyms::default(),
             ambiguous_addr: false,
             kfunc: true,
             kfunc_flags: flags,

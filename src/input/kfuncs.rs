@@ -38,7 +38,7 @@ type IdSym<'a> = (&'a str, u64, u64);
 
 /// Marks the kfuncs of `funcs` from `elf`'s `.BTF_ids`. Returns the warnings pahole prints
 /// (to stderr, unconditionally) for set symbols outside the section.
-pub fn collect_kfuncs(elf: &Elf<'_>, funcs: &mut ElfFunctions<'_>) -> Result<Vec<String>> {
+pub fn collect_kfuncs(elf: &Elf<'_>, funcs: &mut ElfFunctions) -> Result<Vec<String>> {
     if !elf.has_symtab() {
         return Ok(Vec::new());
     }

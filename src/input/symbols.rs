@@ -23,6 +23,7 @@
 //!
 //! Symbols keep their `.symtab` order inside an entry (the sort is stable).
 
+use std::fmt;
 use std::hash::Hasher;
 
 use hashbrown::HashTable;
@@ -33,11 +34,55 @@ use crate::input::elf::{Elf, STT_FUNC};
 
 /// One symbol of an [`ElfFunction`]: its full name (suffix included) and its `st_value`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ElfFunctionSym<'a> {
+pub struct ElfFunctionSym<'t> {
     /// The symbol's full name (`foo.isra.0`).
-    pub name: &'a str,
+    pub name: &'t str,
     /// Its `st_value`.
     pub addr: u64,
+}
+
+/// The symbols of one [`ElfFunction`], in `.symtab` order, read from the table's copy of
+/// their names.
+#[derive(Clone, Copy, Default)]
+pub struct ElfFunctionSyms<'t> {
+    /// The table's names, back to back, which `syms` hold positions in.
+    names: &'t str,
+    /// The entry's symbols.
+    syms: &'t [Sym],
+}
+
+impl<'t> ElfFunctionSyms<'t> {
+    /// Number of symbols.
+    pub fn len(&self) -> usize {
+        self.syms.len()
+    }
+
+    /// True when there is no symbol (never for an entry of the table).
+    pub fn is_empty(&self) -> bool {
+        self.syms.is_empty()
+    }
+
+    /// The symbols, in `.symtab` order.
+    pub fn iter(
+        &self,
+    ) -> impl ExactSizeIterator<Item = ElfFunctionSym<'t>> + DoubleEndedIterator + 't {
+        let names = self.names;
+        self.syms.iter().map(move |s| s.view(names))
+    }
+}
+
+impl PartialEq for ElfFunctionSyms<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for ElfFunctionSyms<'_> {}
+
+impl fmt::Debug for ElfFunctionSyms<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
 }
 
 /// The symbols sharing one name before the first `.`, as [`ElfFunctions::get`] shows them.
@@ -46,7 +91,7 @@ pub struct ElfFunction<'t> {
     /// The symbol name cut at its first `.` (what DWARF calls the function).
     pub name: &'t str,
     /// Every qualifying symbol with that base name, in `.symtab` order.
-    pub syms: &'t [ElfFunctionSym<'t>],
+    pub syms: ElfFunctionSyms<'t>,
     /// More than one distinct address among `syms`.
     pub ambiguous_addr: bool,
     /// Listed in a `BTF_SET8` with the `BTF_SET8_KFUNCS` flag (see [`crate::input::kfuncs`]).
@@ -58,10 +103,33 @@ pub struct ElfFunction<'t> {
 impl<'t> ElfFunction<'t> {
     /// The first symbol at `addr` whose name has a `.` suffix (`foo.isra.0`): the name
     /// `true_signature` encodes a clone's prototype under.
-    pub fn dot_symbol_at(&self, addr: u64) -> Option<&'t ElfFunctionSym<'t>> {
+    pub fn dot_symbol_at(&self, addr: u64) -> Option<ElfFunctionSym<'t>> {
         self.syms
             .iter()
             .find(|s| s.addr == addr && s.name.contains('.'))
+    }
+}
+
+/// A symbol as the table holds it: where its name lies in the table's names, and its
+/// `st_value`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Sym {
+    addr: u64,
+    name_start: u32,
+    name_len: u32,
+}
+
+impl Sym {
+    fn name(self, names: &str) -> &str {
+        let start = self.name_start as usize;
+        &names[start..start + self.name_len as usize]
+    }
+
+    fn view(self, names: &str) -> ElfFunctionSym<'_> {
+        ElfFunctionSym {
+            name: self.name(names),
+            addr: self.addr,
+        }
     }
 }
 
@@ -72,12 +140,20 @@ impl<'t> ElfFunction<'t> {
 /// entry's start, its ambiguity a comparison of those symbols' addresses. A kernel has
 /// 50,000–110,000 entries (6.12's `__pfx_` symbols double them), held through the whole
 /// encoding: 4 bytes each, where a struct with the name and flags cost 32.
+///
+/// The table owns a copy of its symbols' names, back to back in one string that each symbol
+/// holds a position in (0.87 MB for the reference kernel's 43,675 symbols): every DWARF
+/// function is looked up by name while the CUs are encoded, and names borrowed from the
+/// input's mapping would fault its `.strtab` pages (2.5 MB there), dropped with the DWARF's,
+/// back in batch after batch.
 #[derive(Clone, Debug, Default)]
-pub struct ElfFunctions<'a> {
+pub struct ElfFunctions {
     /// Per entry, where its symbols start in `syms`; then `syms.len()`.
     starts: Vec<u32>,
     /// Every entry's symbols, entry after entry.
-    syms: Vec<ElfFunctionSym<'a>>,
+    syms: Vec<Sym>,
+    /// The symbols' names, back to back in `syms` order.
+    names: Box<str>,
     /// The kfunc entries (a few hundred) and the `KF_*` flags of each.
     kfuncs: FxHashMap<u32, u32>,
     /// Entry indices by a hash of their names: every DWARF function is looked up, and a
@@ -85,13 +161,16 @@ pub struct ElfFunctions<'a> {
     by_name: HashTable<u32>,
 }
 
-impl PartialEq for ElfFunctions<'_> {
+impl PartialEq for ElfFunctions {
     fn eq(&self, other: &Self) -> bool {
-        self.starts == other.starts && self.syms == other.syms && self.kfuncs == other.kfuncs
+        self.starts == other.starts
+            && self.syms == other.syms
+            && self.names == other.names
+            && self.kfuncs == other.kfuncs
     }
 }
 
-impl Eq for ElfFunctions<'_> {}
+impl Eq for ElfFunctions {}
 
 fn name_hash(name: &[u8]) -> u64 {
     let mut h = rustc_hash::FxHasher::default();
@@ -116,11 +195,11 @@ pub fn base_name(name: &str) -> &str {
     name.split_once('.').map_or(name, |(base, _)| base)
 }
 
-impl<'a> ElfFunctions<'a> {
+impl ElfFunctions {
     /// Builds the table from `.symtab`. An ELF without `.symtab` is an error, as it is for
     /// pahole (its encoder cannot be created); the error is `Error::BadSection` for
     /// `.symtab`. Use [`ElfFunctions::collect_opt`] to tell that case apart.
-    pub fn collect(elf: &Elf<'a>) -> Result<Self> {
+    pub fn collect(elf: &Elf<'_>) -> Result<Self> {
         Self::collect_opt(elf)?.ok_or_else(|| Error::BadSection {
             path: elf.path().to_path_buf(),
             section: ".symtab".into(),
@@ -129,7 +208,7 @@ impl<'a> ElfFunctions<'a> {
     }
 
     /// Builds the table from `.symtab`; `Ok(None)` when the ELF has no `.symtab`.
-    pub fn collect_opt(elf: &Elf<'a>) -> Result<Option<Self>> {
+    pub fn collect_opt(elf: &Elf<'_>) -> Result<Option<Self>> {
         if !elf.has_symtab() {
             return Ok(None);
         }
@@ -138,12 +217,13 @@ impl<'a> ElfFunctions<'a> {
         }))))
     }
 
-    /// Builds the table from `(name, st_value)` pairs of `STT_FUNC` symbols in table order.
-    pub fn from_symbols(syms: impl IntoIterator<Item = (&'a str, u64)>) -> Self {
-        let mut flat: Vec<(&'a str, ElfFunctionSym<'a>)> = syms
+    /// Builds the table from `(name, st_value)` pairs of `STT_FUNC` symbols in table order,
+    /// copying the names it keeps.
+    pub fn from_symbols<'s>(syms: impl IntoIterator<Item = (&'s str, u64)>) -> Self {
+        let mut flat: Vec<(&'s str, &'s str, u64)> = syms
             .into_iter()
             .filter(|(name, _)| !has_non_fn_suffix(name))
-            .map(|(name, addr)| (base_name(name), ElfFunctionSym { name, addr }))
+            .map(|(name, addr)| (base_name(name), name, addr))
             .collect();
         // Stable: symbols of one entry stay in table order.
         flat.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
@@ -154,12 +234,24 @@ impl<'a> ElfFunctions<'a> {
             start += group.len() as u32;
         }
         starts.push(start);
-        // Not collected in place: that would keep `flat`'s larger allocation.
-        let mut syms = Vec::with_capacity(flat.len());
-        syms.extend(flat.into_iter().map(|(_, sym)| sym));
+        let mut names = String::with_capacity(flat.iter().map(|s| s.1.len()).sum());
+        let syms = flat
+            .iter()
+            .map(|&(_, name, addr)| {
+                // 32-bit positions: a kernel's function names total a few MB.
+                let name_start = names.len() as u32;
+                names.push_str(name);
+                Sym {
+                    addr,
+                    name_start,
+                    name_len: name.len() as u32,
+                }
+            })
+            .collect();
         let mut table = ElfFunctions {
             starts,
             syms,
+            names: names.into_boxed_str(),
             kfuncs: FxHashMap::default(),
             by_name: HashTable::new(),
         };
@@ -198,26 +290,29 @@ impl<'a> ElfFunctions<'a> {
     }
 
     fn view(&self, index: u32) -> ElfFunction<'_> {
-        let syms = self.syms_of(index);
+        let syms = ElfFunctionSyms {
+            names: &self.names,
+            syms: self.syms_of(index),
+        };
         let kfunc_flags = self.kfuncs.get(&index);
         ElfFunction {
-            name: base_name(syms[0].name),
+            name: self.name_of(index),
             syms,
-            ambiguous_addr: has_ambiguous_address(syms),
+            ambiguous_addr: has_ambiguous_address(syms.syms),
             kfunc: kfunc_flags.is_some(),
             kfunc_flags: kfunc_flags.copied().unwrap_or(0),
         }
     }
 
     /// The symbols of the entry at `index` (at least one).
-    fn syms_of(&self, index: u32) -> &[ElfFunctionSym<'a>] {
+    fn syms_of(&self, index: u32) -> &[Sym] {
         let i = index as usize;
         &self.syms[self.starts[i] as usize..self.starts[i + 1] as usize]
     }
 
     /// The name of the entry at `index`: its first symbol's, cut at the `.`.
-    fn name_of(&self, index: u32) -> &'a str {
-        base_name(self.syms[self.starts[index as usize] as usize].name)
+    fn name_of(&self, index: u32) -> &str {
+        base_name(self.syms[self.starts[index as usize] as usize].name(&self.names))
     }
 
     /// Number of entries (pahole's `funcs->cnt`).
@@ -230,10 +325,11 @@ impl<'a> ElfFunctions<'a> {
         self.len() == 0
     }
 
-    /// The bytes the table holds: its entries, symbols and index.
+    /// The bytes the table holds: its entries, symbols, their names and index.
     pub fn heap_bytes(&self) -> usize {
         self.starts.capacity() * std::mem::size_of::<u32>()
-            + self.syms.capacity() * std::mem::size_of::<ElfFunctionSym<'_>>()
+            + self.syms.capacity() * std::mem::size_of::<Sym>()
+            + self.names.len()
             + self.kfuncs.capacity() * (2 * std::mem::size_of::<u32>() + 1)
             + self.by_name.capacity() * (std::mem::size_of::<u32>() + 1)
     }
@@ -241,7 +337,7 @@ impl<'a> ElfFunctions<'a> {
 
 /// More than one distinct address (see the module documentation for how this differs from
 /// pahole on address 0).
-fn has_ambiguous_address(syms: &[ElfFunctionSym<'_>]) -> bool {
+fn has_ambiguous_address(syms: &[Sym]) -> bool {
     syms.iter().any(|s| s.addr != syms[0].addr)
 }
 
@@ -249,7 +345,7 @@ fn has_ambiguous_address(syms: &[ElfFunctionSym<'_>]) -> bool {
 mod tests {
     use super::*;
 
-    fn table(syms: &[(&'static str, u64)]) -> ElfFunctions<'static> {
+    fn table(syms: &[(&str, u64)]) -> ElfFunctions {
         ElfFunctions::from_symbols(syms.iter().copied())
     }
 
@@ -270,7 +366,7 @@ mod tests {
         assert_eq!(names, ["baz", "cold", "foo", "qux"]);
         let foo = t.get(t.find(b"foo").unwrap()).unwrap();
         assert_eq!(
-            foo.syms,
+            foo.syms.iter().collect::<Vec<_>>(),
             [
                 ElfFunctionSym {
                     name: "foo",
@@ -329,6 +425,33 @@ mod tests {
         assert_eq!(base_name("f.constprop.0"), "f");
         assert_eq!(base_name(".hidden"), "");
         assert_eq!(base_name("plain"), "plain");
+    }
+
+    #[test]
+    fn names_outlive_the_bytes_they_were_read_from() {
+        let mut strtab: Vec<String> = ["vfs_read", "do_sys_open.isra.0", "do_sys_open"]
+            .map(String::from)
+            .into();
+        let t = ElfFunctions::from_symbols(strtab.iter().map(|s| s.as_str()).zip([1, 2, 2]));
+        // The table must not borrow the source: it is overwritten, then freed.
+        for s in &mut strtab {
+            s.make_ascii_uppercase();
+        }
+        drop(strtab);
+        let open = t.get(t.find(b"do_sys_open").unwrap()).unwrap();
+        let syms: Vec<_> = open.syms.iter().map(|s| (s.name, s.addr)).collect();
+        assert_eq!(syms, [("do_sys_open.isra.0", 2), ("do_sys_open", 2)]);
+        assert_eq!(open.dot_symbol_at(2).unwrap().name, "do_sys_open.isra.0");
+        assert_eq!(t.entries().nth(1).unwrap().name, "vfs_read");
+        assert_eq!(t.find(b"DO_SYS_OPEN"), None);
+    }
+
+    #[test]
+    fn heap_bytes_count_the_names() {
+        let names = ["a".repeat(1000), "b".repeat(1000)];
+        let short = table(&[("a", 1), ("b", 2)]);
+        let long = table(&[(&names[0], 1), (&names[1], 2)]);
+        assert_eq!(long.heap_bytes() - short.heap_bytes(), 2 * 999);
     }
 
     #[test]

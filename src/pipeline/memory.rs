@@ -68,7 +68,7 @@ impl<'m> DwarfPages<'m> {
 pub(super) fn encoding_held(
     store: &Store,
     btf: &Btf,
-    funcs: &ElfFunctions<'_>,
+    funcs: &ElfFunctions,
     table: &TableStats,
     dwarf_peak_mib: u64,
 ) -> Vec<Held> {

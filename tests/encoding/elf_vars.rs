@@ -29,7 +29,7 @@ use dwarf2btf::dwarf::variables::decode_cu_variables;
 use dwarf2btf::encode::concat::Concat;
 use dwarf2btf::encode::types::{encode_cu_types, establishes_index, IndexRole};
 use dwarf2btf::encode::variables::{PendingSecinfo, VarEncoder};
-use dwarf2btf::input::elf::{Elf, Mapped};
+use dwarf2btf::input::elf::Elf;
 use dwarf2btf::input::kfuncs::collect_kfuncs;
 use dwarf2btf::input::symbols::ElfFunctions;
 
@@ -630,9 +630,9 @@ fn expected_functions(path: &Path) -> BTreeMap<Vec<u8>, Vec<(String, u64)>> {
     map
 }
 
-fn check_functions_against_readelf(path: &Path) -> ElfFunctions<'static> {
-    let mapped: &'static Mapped = Box::leak(Box::new(crate::common::map(path)));
-    let elf = Elf::parse(mapped).unwrap();
+fn check_functions_against_readelf(path: &Path) -> ElfFunctions {
+    let mapped = crate::common::map(path);
+    let elf = Elf::parse(&mapped).unwrap();
     let funcs = ElfFunctions::collect(&elf).unwrap();
     let expected = expected_functions(path);
     assert_eq!(funcs.len(), expected.len(), "{}", path.display());
