@@ -70,7 +70,8 @@ pub const FORMAT_VERSION: u32 = 2;
 /// - 2: owners are decoupled from threads: batch `b` (16 CUs) belongs to owner `b mod N`,
 ///   whichever thread encodes it, and its instances are saved in one burst once it is
 ///   encoded, each owner's batches in batch order.
-pub const PIPELINE_VERSION: u32 = 2;
+/// - 3: batches of 8 CUs, so an input's functions split over owners otherwise.
+pub const PIPELINE_VERSION: u32 = 3;
 /// The git commit this library was built from (`build.rs`; empty outside a git checkout).
 pub const COMMIT: &str = env!("DWARF2BTF_COMMIT");
 /// The compiler this library was built with (`rustc --version`, from `build.rs`).

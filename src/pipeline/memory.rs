@@ -17,7 +17,7 @@ use crate::measure::{self, Held};
 /// flight still need come back as minor faults from the page cache, a few milliseconds a
 /// drop. Over the last [`RELEASE_DWARF_EVERY`] batches the pages are dropped after each one:
 /// the encoding's end is where a run peaks, and an input of fewer batches than that (a
-/// module: `mlx5_core.ko` has 94 CUs, 6 batches) would otherwise keep every page it read.
+/// module: `mlx5_core.ko` has 94 CUs, 12 batches) would otherwise keep every page it read.
 pub(super) const RELEASE_DWARF_EVERY: usize = 8;
 
 /// The input's mapped DWARF as the merge sees it. The workers release each CU's
