@@ -127,32 +127,49 @@ pub(crate) fn walk_finish_order(
     Ok(())
 }
 
-/// The canonical reference types found so far, by canonicalised record.
+/// The classes of reference types found so far, numbered from 0 in the order found, by key
+/// (a canonicalised record): class `c`'s key is `words[starts[c]..]`, up to the next class's.
 #[derive(Default)]
 struct Classes {
-    /// `(canonical id, start, len)` of each class's record in `words`.
-    table: HashTable<(u32, u32, u32)>,
+    /// Class numbers, by their key's hash.
+    table: HashTable<u32>,
+    starts: Vec<u32>,
     words: Vec<u32>,
 }
 
 impl Classes {
-    fn find(&self, h: u64, key: &[u32]) -> Option<u32> {
-        self.table
-            .find(h, |&(_, s, n)| {
-                &self.words[s as usize..(s + n) as usize] == key
-            })
-            .map(|&(id, _, _)| id)
+    fn key(&self, class: u32) -> &[u32] {
+        class_key(&self.starts, &self.words, class)
     }
 
-    fn insert(&mut self, h: u64, key: &[u32], id: u32) {
-        let start = self.words.len() as u32;
-        self.words.extend_from_slice(key);
-        let words = &self.words;
-        self.table
-            .insert_unique(h, (id, start, key.len() as u32), |&(_, s, n)| {
-                fx_hash(&words[s as usize..(s + n) as usize])
-            });
+    fn find(&self, h: u64, key: &[u32]) -> Option<u32> {
+        self.table.find(h, |&c| self.key(c) == key).copied()
     }
+
+    /// Adds the class of `key` (not found), returning its number.
+    fn insert(&mut self, h: u64, key: &[u32]) -> u32 {
+        let class = self.starts.len() as u32;
+        self.starts.push(self.words.len() as u32);
+        self.words.extend_from_slice(key);
+        let (starts, words) = (&self.starts, &self.words);
+        self.table
+            .insert_unique(h, class, |&c| fx_hash(class_key(starts, words, c)));
+        class
+    }
+
+    /// The bytes it holds.
+    fn bytes(&self) -> usize {
+        self.table.allocation_size()
+            + std::mem::size_of_val(&self.starts[..])
+            + std::mem::size_of_val(&self.words[..])
+    }
+}
+
+/// Class `class`'s key in [`Classes`]' `starts` and `words`.
+fn class_key<'w>(starts: &[u32], words: &'w [u32], class: u32) -> &'w [u32] {
+    let c = class as usize;
+    let end = starts.get(c + 1).map_or(words.len(), |&e| e as usize);
+    &words[starts[c] as usize..end]
 }
 
 /// While reference types are classified, their `map` entry holds `CLASS | class number`, or
@@ -191,10 +208,8 @@ impl EarlyClasses {
         let class = match self.classes.find(h, key) {
             Some(class) => class,
             None => {
-                let class = self.first.len() as u32;
-                self.classes.insert(h, key, class);
                 self.first.push((pos, id));
-                class
+                self.classes.insert(h, key)
             }
         };
         let first = &mut self.first[class as usize];
@@ -221,31 +236,34 @@ impl KeyView<'_> {
         })
     }
 
-    /// The record of reference type `id` with referenced non-reference types replaced by
-    /// their final canonical ids and referenced reference types by their tagged class numbers;
-    /// `false` if one of them is not final or not classified yet.
+    /// The key of reference type `id`: its record's template number, then its referenced
+    /// ids with non-reference types replaced by their final canonical ids and reference types
+    /// by their tagged class numbers; `false` if one of them is not final or not classified
+    /// yet. Templates are interned, so two keys are equal exactly when the canonicalised
+    /// records are, in a fraction of their words.
     fn canonical_key(&self, id: u32, key: &mut Vec<u32>) -> bool {
         key.clear();
-        self.recs.rec(id).write_to(key);
-        let mut ok = true;
-        for_each_type_id_word(key[1], |i| {
-            let child = key[i];
-            if !ok || child == 0 {
-                return;
+        let rec = self.recs.rec(id);
+        key.push(rec.template().expect("own records are compact"));
+        for k in 0..ref_count(rec) {
+            let child = rec.id(k);
+            if child == 0 {
+                key.push(0);
+                continue;
             }
             let entry = &self.map[child as usize];
-            if is_ref_kind(entry_kind(entry)) {
+            let canonical = if is_ref_kind(entry_kind(entry)) {
                 let m = entry_value(entry);
-                ok = m & CLASS != 0 && m != DEFERRED;
-                key[i] = m;
+                (m & CLASS != 0 && m != DEFERRED).then_some(m)
             } else {
-                match self.final_id(child) {
-                    Some(c) => key[i] = c,
-                    None => ok = false,
-                }
-            }
-        });
-        ok
+                self.final_id(child)
+            };
+            let Some(canonical) = canonical else {
+                return false;
+            };
+            key.push(canonical);
+        }
+        true
     }
 }
 
@@ -279,8 +297,7 @@ pub(crate) fn classify_early(
 impl EarlyClasses {
     /// What it holds, as `--stats` lines: its classes and the types it deferred.
     pub(crate) fn held(&self) -> crate::measure::Held {
-        let bytes = self.classes.table.allocation_size()
-            + std::mem::size_of_val(&self.classes.words[..])
+        let bytes = self.classes.bytes()
             + std::mem::size_of_val(&self.first[..])
             + std::mem::size_of_val(&self.deferred[..]);
         crate::measure::Held {
@@ -330,16 +347,19 @@ impl Dedup {
     /// [`walk_finish_order`]), to its canonical type.
     pub(crate) fn dedup_ref_types(&self) -> Result<()> {
         let mut classes = Classes::default();
+        // Per class number: the canonical id (a base type's or the class's first own type's).
+        let mut canonical = Vec::new();
         let mut key = Vec::new();
         let g = self.types.graph();
         walk_finish_order(&self.types.recs, &self.types.map, g.start_id, |id| {
             self.canonical_record(id, &mut key);
             let h = fx_hash(&key);
             let canon = match classes.find(h, &key) {
-                Some(c) => c,
+                Some(class) => canonical[class as usize],
                 None => {
                     let c = self.base_equal(&key).unwrap_or(id);
-                    classes.insert(h, &key, c);
+                    classes.insert(h, &key);
+                    canonical.push(c);
                     c
                 }
             };

@@ -25,7 +25,6 @@ use crate::dwarf::types::{decode_cu_types, CuTypes, DecodeError, TypesScratch};
 use crate::dwarf::units::{Cu, DebugSections, R};
 use crate::dwarf::variables::decode_cu_variables;
 use crate::error::{Error, Result};
-use crate::functions::signature::SignatureParts;
 use crate::input::arch::Arch;
 use crate::input::symbols::{ElfFunction, ElfFunctions};
 use crate::measure::{timed, WorkerTimes};
@@ -72,8 +71,6 @@ pub struct EncodeContext<'a, 'd> {
     /// Measure the workers' CPU time by activity (`--stats`): two reads of the thread's CPU
     /// clock, each a system call, around every step of every CU.
     pub time_workers: bool,
-    /// The forms of the saved instances' signatures, numbered (shared by the workers).
-    pub signature_parts: SignatureParts,
 }
 
 /// A DWARF function with an ELF symbol of its name, found while encoding a CU: what the
@@ -93,8 +90,6 @@ pub struct FoundFunction<'f, 'a> {
     pub entry: u32,
     /// The ELF function at `entry`.
     pub elf: ElfFunction<'f>,
-    /// Where the signature's part forms are numbered.
-    pub signature_parts: &'f SignatureParts,
 }
 
 /// Why a DWARF function is not saved, in the order pahole's encoder checks.
@@ -361,7 +356,6 @@ impl<'a> EncodeContext<'a, '_> {
                         info: f,
                         entry,
                         elf: self.funcs.get(entry).expect("find returns valid indices"),
-                        signature_parts: &self.signature_parts,
                     });
                 }
             });

@@ -9,7 +9,7 @@
 use crate::dwarf::functions::FunctionInfo;
 use crate::encode::chunk::FoundFunction;
 use crate::functions::packing::{push_part, read_part};
-use crate::functions::signature::{self, Signature};
+use crate::functions::signature::{self, Signature, SignatureParts};
 
 /// Flag bits of a [`FuncInstance`].
 pub mod flags {
@@ -263,8 +263,12 @@ fn is_optimized_clone(name: &[u8]) -> bool {
         .any(|s| suffix.windows(s.len()).any(|w| w == *s))
 }
 
-/// pahole's `btf_encoder__save_func`: builds the instance and adds its strings to the chunk.
-pub fn save_instance(found: FoundFunction<'_, '_>) -> FuncInstance {
+/// pahole's `btf_encoder__save_func`: builds the instance and adds its strings to the chunk;
+/// the signature's part forms are numbered in `signature_parts`, which every worker shares.
+pub fn save_instance(
+    found: FoundFunction<'_, '_>,
+    signature_parts: &SignatureParts,
+) -> FuncInstance {
     let FoundFunction {
         chunk_btf,
         chunk,
@@ -272,7 +276,6 @@ pub fn save_instance(found: FoundFunction<'_, '_>) -> FuncInstance {
         type_id_off,
         info: func,
         elf: elf_fn,
-        signature_parts,
         ..
     } = found;
     let xlate = |id: u32| if id == 0 { 0 } else { type_id_off + id };

@@ -22,6 +22,8 @@ mod memory;
 pub mod owners;
 mod workers;
 
+pub use workers::BATCH_CUS;
+
 use std::io::Write;
 use std::ops::Range;
 use std::sync::Arc;
@@ -43,7 +45,6 @@ use crate::encode::chunk::{EncodeContext, EncodeWatch};
 use crate::encode::variables::VarEncoder;
 use crate::error::{Error, Result};
 use crate::functions::final_pass::{FinalPass, FuncStats};
-use crate::functions::signature::SignatureParts;
 use crate::functions::table::dispatch::with_design;
 use crate::functions::table::TableStats;
 use crate::functions::trace::SaveTrace;
@@ -330,7 +331,6 @@ pub fn encode(
         release: &release,
         watch: watch.map(|w| w as &dyn EncodeWatch),
         time_workers: config.stats,
-        signature_parts: SignatureParts::default(),
     };
     if let Some((index, types)) = ctx.find_index_cu()? {
         ctx.index_cu = Some(index);

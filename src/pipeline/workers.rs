@@ -23,6 +23,7 @@ use crate::encode::variables::PendingSecinfo;
 use crate::error::{Error, Result};
 use crate::functions::fold::FuncSummary;
 use crate::functions::instance::{save_instance, FuncInstance};
+use crate::functions::signature::SignatureParts;
 use crate::functions::table::dispatch::WithTable;
 use crate::functions::table::TableStats;
 use crate::functions::table::{self, FuncTable, Owner, TableMemory};
@@ -35,7 +36,7 @@ use crate::progress::Progress;
 /// keep the batches in flight small (their raw records and the DWARF pages they touch stand
 /// under the encoding's peak: 8 rather than 16 took the reference's -j2 peak from 58–60 to
 /// 54–55 MiB at the same time), large enough that the per-chunk overhead stays negligible.
-const BATCH_CUS: usize = 8;
+pub const BATCH_CUS: usize = 8;
 
 /// The concatenated chunks and what the final pass needs.
 pub(super) struct Merged {
@@ -124,6 +125,7 @@ impl<'a> WithTable<FuncSummary> for Batches<'_, 'a, '_> {
                 Some(r) => Box::new(r.traced(saver, owner)),
             }
         }));
+        let signature_parts = SignatureParts::default();
         let outcome = std::thread::scope(|s| -> Result<()> {
             for _ in 0..threads {
                 let worker = Worker {
@@ -134,6 +136,7 @@ impl<'a> WithTable<FuncSummary> for Batches<'_, 'a, '_> {
                     window: &window,
                     batches: &batches,
                     savers: &savers,
+                    signature_parts: &signature_parts,
                     tx: tx.clone(),
                 };
                 s.spawn(move || worker.run());
@@ -209,6 +212,8 @@ struct Worker<'w, 'a, 'c, 's> {
     window: &'w Gate,
     batches: &'w [Range<usize>],
     savers: &'w Owners<'s, FuncSummary>,
+    /// Where the saved instances' signature forms are numbered.
+    signature_parts: &'w SignatureParts,
     tx: mpsc::Sender<(usize, Result<Chunk>)>,
 }
 
@@ -241,7 +246,7 @@ impl<'a> Worker<'_, 'a, '_, '_> {
     fn instance(&self, found: FoundFunction<'_, 'a>) -> (u32, FuncInstance) {
         let entry = found.entry;
         let watch = self.watch.filter(|w| w.watches(found.elf.name.as_bytes()));
-        let instance = save_instance(found);
+        let instance = save_instance(found, self.signature_parts);
         if let Some(watch) = watch {
             watch.saved(&instance);
         }

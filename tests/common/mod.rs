@@ -617,10 +617,11 @@ impl TableCounters {
         }
     }
 
-    /// Workers (table owners) a run with `jobs` has: one per batch of 16 CUs at most
-    /// (src/pipeline/workers.rs's BATCH_CUS), given the CU count of a `-V` run.
+    /// Workers (table owners) a run with `jobs` has: one per batch of
+    /// [`dwarf2btf::pipeline::BATCH_CUS`] CUs at most, given the CU count of a `-V` run.
     pub fn owners(jobs: u64, cus: u64) -> usize {
-        jobs.min(cus.div_ceil(16)).max(1) as usize
+        let batch = dwarf2btf::pipeline::BATCH_CUS as u64;
+        jobs.min(cus.div_ceil(batch)).max(1) as usize
     }
 
     /// Checks what must hold whatever the design and -j: `owners` per-owner counts adding up

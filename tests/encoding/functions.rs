@@ -202,8 +202,8 @@ fn verbose_run_reports_the_dedup_phases() {
     }
 }
 
-/// CUs in [`many_cus`]: 16 batches of 16 (src/pipeline/workers.rs's BATCH_CUS), so that up to 16
-/// workers each get several batches (more workers than batches are not started: -j64 runs 16).
+/// CUs in [`many_cus`]: 32 batches of [`dwarf2btf::pipeline::BATCH_CUS`] (8), so that up to 16
+/// workers each get several batches (more owners than batches are not made: -j64 has 32).
 const MANY_CUS: usize = 256;
 
 /// A generated program of [`MANY_CUS`] compile units sharing one header of 400 structs (kept
