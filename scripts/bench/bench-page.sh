@@ -11,6 +11,7 @@
 #
 #   scripts/bench/bench-page.sh                      # -j 1 2 4 8 16 32 64, three designs, 3 runs
 #   JOBS="1 2 64" RUNS=5 scripts/bench/bench-page.sh
+#   RUN_NAME=2026-12-06-jmatrix-pahole-1.32-second scripts/bench/bench-page.sh  # a day's second run
 #
 # The machine should be otherwise idle: the runs alternate between the tools, but a busy
 # machine still widens the spread. The table shows the binary's default design (shared).
@@ -23,7 +24,7 @@ export DESIGNS=${DESIGNS:-"shared dashmap save-merge"}
 export PAHOLE
 PAHOLE=$(scripts/setup/fetch-pahole-1.32.sh)
 DATE=$(date -u +%Y-%m-%d)
-export OUT=docs/bench/runs/$DATE-jmatrix-pahole-1.32
+export OUT=docs/bench/runs/${RUN_NAME:-$DATE-jmatrix-pahole-1.32}
 mkdir -p "$OUT"
 # Before provenance.txt is written: an earlier run's file, truncated, would read as -dirty.
 COMMIT=$(git describe --always --dirty 2>/dev/null || echo unknown)
@@ -35,7 +36,7 @@ COMMIT=$(git describe --always --dirty 2>/dev/null || echo unknown)
   echo "cpu: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) CPUs"
   echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "pahole: $("$PAHOLE" --version) (Debian unstable's build, scripts/setup/fetch-pahole-1.32.sh)"
-  echo "command: JOBS=\"$JOBS\" RUNS=$RUNS DESIGNS=\"$DESIGNS\" scripts/bench/bench-page.sh"
+  echo "command: JOBS=\"$JOBS\" RUNS=$RUNS DESIGNS=\"$DESIGNS\" RUN_NAME=$(basename "$OUT") scripts/bench/bench-page.sh"
 } > "$OUT/provenance.txt"
 
 scripts/bench/bench-matrix.sh | tee "$OUT/tables.md"
