@@ -112,7 +112,7 @@ impl Recs {
                 let kind = rec.kind();
                 *k = kind as u8;
                 // FWD's `type` word is in its template, not among its ids: always read.
-                if id >= start_id && (kind == kind::FWD || !rec.ids_below_by_form(cnt)) {
+                if id >= start_id && (kind == kind::FWD || !rec.ids_below_by_width(cnt)) {
                     check_ids(id, rec, cnt)?;
                 }
             }

@@ -78,8 +78,6 @@ pub struct Rec<'a> {
     ids: &'a [u8],
     /// The ids' bit width, or [`RAW`] for a raw base record (the ids are in its words).
     width: u32,
-    /// The low `width` bits set.
-    mask: u32,
     /// What a packed value is added to: the record's id less the packing's offset.
     origin: u32,
     id: u32,
@@ -136,14 +134,14 @@ impl<'a> Rec<'a> {
         }
         let bit = k * self.width as usize;
         let bytes: [u8; 8] = self.ids[bit / 8..bit / 8 + 8].try_into().expect("8 bytes");
-        let packed = (u64::from_le_bytes(bytes) >> (bit % 8)) as u32 & self.mask;
+        let packed = (u64::from_le_bytes(bytes) >> (bit % 8)) as u32 & width_mask(self.width);
         self.origin.wrapping_add(packed)
     }
 
     /// Whether every id the record holds is below `cnt`, told by its width alone: ids packed
     /// in `w` bits are within 2^(w-1) of the record's own id, so when that is that far from 0
     /// and from `cnt`, none can be out of range and none needs reading.
-    pub fn ids_below_by_form(self, cnt: u32) -> bool {
+    pub fn ids_below_by_width(self, cnt: u32) -> bool {
         if self.width >= 32 {
             return false;
         }
@@ -190,7 +188,6 @@ impl<'a> View<'a> {
                 tpl: &self.base[start..start + len],
                 ids: &[],
                 width: RAW,
-                mask: 0,
                 origin: 0,
                 id,
                 key: 0,
@@ -205,7 +202,6 @@ impl<'a> View<'a> {
             tpl: &self.tpls[start..start + len],
             ids: &self.data[ids..],
             width,
-            mask: width_mask(width),
             origin: id.wrapping_sub(offset_of_width(width)),
             id,
             key,

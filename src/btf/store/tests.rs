@@ -20,11 +20,11 @@ fn strukt(name: u32, members: &[(u32, u32, u32)]) -> Vec<u32> {
     w
 }
 
-/// Wherever [`Rec::ids_below_by_form`] answers for a record, every id it holds is below
+/// Wherever [`Rec::ids_below_by_width`] answers for a record, every id it holds is below
 /// the count: over 140,000 records referring back and forth by up to 40,000 ids, some past
 /// the end, it answers for most of them and for none that refers past the end.
 #[test]
-fn ids_below_by_form_never_answers_for_a_reference_past_the_end() {
+fn ids_below_by_width_never_answers_for_a_reference_past_the_end() {
     const COUNT: u32 = 140_000;
     let mut s = Store::new();
     s.push(&[0, 0, 0]).unwrap();
@@ -38,7 +38,7 @@ fn ids_below_by_form_never_answers_for_a_reference_past_the_end() {
         let rec = s.rec(id);
         let beyond = rec.id(0) >= COUNT;
         past_end += u32::from(beyond);
-        if rec.ids_below_by_form(COUNT) {
+        if rec.ids_below_by_width(COUNT) {
             assert!(!beyond, "[{id}] refers to [{}]", rec.id(0));
             answered += 1;
         }
