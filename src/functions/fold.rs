@@ -141,11 +141,19 @@ impl FuncSummary {
         FuncSummary(Repr::One(FuncInstance::placeholder()))
     }
 
-    /// The roles and the kept instances.
-    fn parts(&self) -> (Roles, &[FuncInstance]) {
+    /// The roles (a summary of one instance works them out from its flags).
+    fn roles(&self) -> Roles {
         match &self.0 {
-            Repr::One(instance) => (Roles::of(instance), std::slice::from_ref(instance)),
-            Repr::Many(many) => (many.roles, &many.kept),
+            Repr::One(instance) => Roles::of(instance),
+            Repr::Many(many) => many.roles,
+        }
+    }
+
+    /// The kept instances.
+    fn kept(&self) -> &[FuncInstance] {
+        match &self.0 {
+            Repr::One(instance) => std::slice::from_ref(instance),
+            Repr::Many(many) => &many.kept,
         }
     }
 
@@ -230,13 +238,12 @@ impl FuncSummary {
     }
 
     fn at(&self, role: Role) -> &FuncInstance {
-        &self.parts().1[role as usize]
+        &self.kept()[role as usize]
     }
 
     /// The first instance in walk order.
     pub fn first(&self) -> &FuncInstance {
-        let (roles, kept) = self.parts();
-        &kept[roles.first as usize]
+        self.at(self.roles().first)
     }
 
     /// The first instance whose prototype does not match [`Self::first`]'s, if it comes before
@@ -246,7 +253,7 @@ impl FuncSummary {
     /// first mismatch among the instances with an address is the first mismatch, if it has
     /// one).
     pub fn inconsistent(&self, true_signature: bool) -> Option<&FuncInstance> {
-        let (roles, _) = self.parts();
+        let roles = self.roles();
         let m = self.at(roles.mismatch?);
         if true_signature && self.first().head.addr != 0 && m.head.addr == 0 {
             return None;
@@ -259,13 +266,13 @@ impl FuncSummary {
 
     /// The first instance's flags with every instance's [`COMBINED`] flags ORed in.
     pub fn flags(&self) -> u8 {
-        self.first().head.flags | self.parts().0.combined
+        self.first().head.flags | self.roles().combined
     }
 
     /// The canonical instance: the first at an ELF address that is not skipped for optimized
     /// parameters, else the first at an ELF address, else the first.
     pub fn canonical(&self, true_signature: bool) -> &FuncInstance {
-        let (roles, _) = self.parts();
+        let roles = self.roles();
         let unskipped = if true_signature {
             roles.at_symbol
         } else {
@@ -281,7 +288,7 @@ impl FuncSummary {
     /// pahole's own per-instance `ambiguous_addr` is never set, so an ambiguous address does
     /// not stop it.
     pub fn true_signature(&self) -> Option<&FuncInstance> {
-        let (roles, _) = self.parts();
+        let roles = self.roles();
         let mut role = roles.at_dot_symbol?;
         if role == roles.first && roles.untrusted_at.is_some() {
             // The first instance ends up with every instance's flags ORed in: the walk goes
@@ -297,12 +304,12 @@ impl FuncSummary {
 
     /// How many instances were folded in.
     pub fn count(&self) -> u32 {
-        self.parts().0.count
+        self.roles().count
     }
 
     /// How many instances the summary holds.
     pub fn held(&self) -> usize {
-        self.parts().1.len()
+        self.kept().len()
     }
 
     /// The bytes the summary's instances and roles take on the heap.
@@ -315,8 +322,7 @@ impl FuncSummary {
         };
         beside
             + self
-                .parts()
-                .1
+                .kept()
                 .iter()
                 .map(FuncInstance::heap_bytes)
                 .sum::<usize>()
