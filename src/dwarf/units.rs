@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use gimli::{
     AttributeValue, DebugAddrBase, DebugLocListsBase, DebugStrOffsetsBase, DwLang, EndianSlice,
-    RunTimeEndian, UnitHeader, UnitOffset,
+    Reader, RunTimeEndian, UnitHeader, UnitOffset,
 };
 
 use std::os::unix::ffi::OsStrExt;
@@ -307,6 +307,20 @@ fn load_sup(input: &Path, link: &[u8]) -> Result<DebugSections<'static>> {
 
 /// The supplementary file's sections (`dwz -m`); without one (no `.gnu_debugaltlink`), the
 /// forms that point into it are unsupported.
+/// The NUL-terminated string at `offset` in a string section (without its NUL). gimli's
+/// `get_str` looks for the NUL a byte at a time; every name of every DIE comes through here,
+/// so the search is `memchr`'s.
+fn str_in<'a, S: gimli::Section<R<'a>>>(section: &S, offset: usize) -> gimli::Result<&'a [u8]> {
+    let bytes = section.reader().slice();
+    let Some(rest) = bytes.get(offset..) else {
+        return Err(gimli::Error::UnexpectedEof(section.reader().offset_id()));
+    };
+    match memchr::memchr(0, rest) {
+        Some(len) => Ok(&rest[..len]),
+        None => Err(gimli::Error::UnexpectedEof(section.reader().offset_id())),
+    }
+}
+
 fn sup_of<'d, 'a>(dwarf: &'d gimli::Dwarf<R<'a>>) -> gimli::Result<&'d gimli::Dwarf<R<'a>>> {
     dwarf.sup().ok_or(gimli::Error::UnsupportedAttributeForm(
         gimli::DW_FORM_GNU_ref_alt,
@@ -434,22 +448,21 @@ impl<'a> Cu<'a> {
     ) -> gimli::Result<&'a [u8]> {
         let main = dwarf;
         let dwarf = if self.sup { sup_of(dwarf)? } else { dwarf };
-        let s = match v {
-            AttributeValue::String(s) => s,
-            AttributeValue::DebugStrRef(o) => dwarf.debug_str.get_str(o)?,
-            AttributeValue::DebugLineStrRef(o) => dwarf.debug_line_str.get_str(o)?,
-            AttributeValue::DebugStrRefSup(o) => sup_of(main)?.debug_str.get_str(o)?,
+        match v {
+            AttributeValue::String(s) => Ok(s.slice()),
+            AttributeValue::DebugStrRef(o) => str_in(&dwarf.debug_str, o.0),
+            AttributeValue::DebugLineStrRef(o) => str_in(&dwarf.debug_line_str, o.0),
+            AttributeValue::DebugStrRefSup(o) => str_in(&sup_of(main)?.debug_str, o.0),
             AttributeValue::DebugStrOffsetsIndex(i) => {
                 let o = dwarf.debug_str_offsets.get_str_offset(
                     self.header.format(),
                     self.str_offsets_base,
                     i,
                 )?;
-                dwarf.debug_str.get_str(o)?
+                str_in(&dwarf.debug_str, o.0)
             }
-            _ => return Err(gimli::Error::ExpectedStringAttributeValue),
-        };
-        Ok(s.slice())
+            _ => Err(gimli::Error::ExpectedStringAttributeValue),
+        }
     }
 
     /// The section offset of a DIE, for messages.

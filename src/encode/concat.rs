@@ -76,15 +76,13 @@ fn map_strings(dst: &mut Btf, chunk: &Btf, map: &mut Vec<u32>) {
     map.clear();
     map.resize(bytes.len() + 1, 0);
     let mut start = 0usize;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == 0 {
-            map[start] = if i == start {
-                0
-            } else {
-                dst.add_str(&bytes[start..i])
-            };
-            start = i + 1;
-        }
+    for end in memchr::memchr_iter(0, bytes) {
+        map[start] = if end == start {
+            0
+        } else {
+            dst.add_str(&bytes[start..end])
+        };
+        start = end + 1;
     }
 }
 
