@@ -279,6 +279,12 @@ impl Btf {
         String::from_utf8_lossy(self.str_at(off).unwrap_or(b""))
     }
 
+    /// Drops the own strings' index until the next string is added or looked up (see
+    /// [`StringTable::release_index`]).
+    pub fn release_string_index(&mut self) {
+        self.strings.release_index();
+    }
+
     /// Adds a string (libbpf `btf__add_str`): a base string is reused, then an own one.
     pub fn add_str(&mut self, s: &[u8]) -> u32 {
         if let Some(base) = &self.base {

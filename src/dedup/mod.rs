@@ -108,7 +108,7 @@ use crate::btf::store::Store;
 use crate::btf::Btf;
 use crate::error::{DedupError, Result};
 use crate::measure::Held;
-use entry::{new_entry, UNPROCESSED};
+use crate::sync::AtomicU32;
 use hash::kind_of;
 use hypot::HypotMap;
 use records::check_own;
@@ -208,8 +208,8 @@ fn run_on_store(
     mut marks: Vec<(&'static str, Instant)>,
 ) -> Result<DedupRun> {
     let start_id = btf.start_id();
-    let (recs, kinds) = match Recs::kinds_checked(&store, start_id, opts.threads) {
-        Ok(kinds) => (Recs { store }, kinds),
+    let (recs, map) = match Recs::entries_checked(&store, start_id, opts.threads) {
+        Ok(map) => (Recs { store }, map),
         Err(e) => {
             let (words, offs, _) = btf.raw_parts_mut();
             (*words, *offs) = store.raw_records(start_id);
@@ -227,11 +227,10 @@ fn run_on_store(
         },
         Held {
             what: "dedup's per-id state: canonical map (with the kinds)".into(),
-            bytes: kinds.len() * 4,
+            bytes: std::mem::size_of_val(&map[..]),
         },
     ];
-    let mut d = Dedup::new(start_id, recs, &kinds, opts);
-    drop(kinds);
+    let mut d = Dedup::new(start_id, recs, map, opts);
     marks.push(("setup", Instant::now()));
     let result = d.run().and_then(|()| d.compact_and_remap());
     d.mark("compaction");
@@ -257,24 +256,10 @@ fn run_on_store(
 }
 
 impl Dedup {
-    /// `btf_dedup_new`: initialises the maps over `recs`, whose kinds are `kinds`: everything
-    /// unprocessed, except VAR and DATASEC, which are never deduplicated and map to
-    /// themselves from the start. Each `map` entry keeps its type's kind.
-    fn new(start_id: u32, recs: Recs, kinds: &[u8], opts: &DedupOptions) -> Self {
+    /// `btf_dedup_new` over `recs`, whose initial `map` is `map`
+    /// ([`Recs::entries_checked`]).
+    fn new(start_id: u32, recs: Recs, map: Vec<AtomicU32>, opts: &DedupOptions) -> Self {
         let cnt = recs.type_cnt() as usize;
-        let map = kinds
-            .iter()
-            .enumerate()
-            .map(|(id, &k)| {
-                let k = u32::from(k);
-                let value = match (id, k) {
-                    (0, _) => 0,
-                    (_, kind::VAR | kind::DATASEC) => id as u32,
-                    _ => UNPROCESSED,
-                };
-                new_entry(k, value)
-            })
-            .collect();
         Dedup {
             types: Types {
                 recs: Arc::new(recs),

@@ -138,6 +138,18 @@ struct Classes {
 }
 
 impl Classes {
+    /// Room for `classes` classes of keys of up to [`KEY_WORDS`] words on average, taken
+    /// at once: vectors that grow by doubling leave each old block freed but resident in the
+    /// heap, under the reference phase's peak. Room never used is never touched, so it takes
+    /// no memory.
+    fn with_capacity(classes: usize) -> Self {
+        Classes {
+            table: HashTable::with_capacity(classes),
+            starts: Vec::with_capacity(classes),
+            words: Vec::with_capacity(classes * KEY_WORDS),
+        }
+    }
+
     fn key(&self, class: u32) -> &[u32] {
         class_key(&self.starts, &self.words, class)
     }
@@ -164,6 +176,11 @@ impl Classes {
             + std::mem::size_of_val(&self.words[..])
     }
 }
+
+/// The classes [`classify_early`] makes room for: one per this many own types.
+const CLASS_EVERY: usize = 32;
+/// The key words per class it makes room for (4.6 on average on a kernel).
+const KEY_WORDS: usize = 5;
 
 /// Class `class`'s key in [`Classes`]' `starts` and `words`.
 fn class_key<'w>(starts: &[u32], words: &'w [u32], class: u32) -> &'w [u32] {
@@ -281,9 +298,12 @@ pub(crate) fn classify_early(
         map,
         progress,
     };
+    // A kernel's reference types fall into about one class per 40 types (80,815 of the
+    // reference's 3.4 M, 101,562 of 7.3's 5.1 M).
+    let classes = recs.type_cnt().saturating_sub(start_id) as usize / CLASS_EVERY;
     let mut early = EarlyClasses {
-        classes: Classes::default(),
-        first: Vec::new(),
+        classes: Classes::with_capacity(classes),
+        first: Vec::with_capacity(classes),
         deferred: Vec::new(),
     };
     let (mut key, mut pos) = (Vec::new(), 0u32);

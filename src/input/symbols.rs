@@ -27,7 +27,7 @@ use std::fmt;
 use std::hash::Hasher;
 
 use hashbrown::HashTable;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{Error, Result};
 use crate::input::elf::{Elf, STT_FUNC};
@@ -234,18 +234,14 @@ impl ElfFunctions {
             start += group.len() as u32;
         }
         starts.push(start);
-        let mut names = String::with_capacity(flat.iter().map(|s| s.1.len()).sum());
+        let (names, name_starts) = pack_names(flat.iter().map(|s| s.1));
         let syms = flat
             .iter()
-            .map(|&(_, name, addr)| {
-                // 32-bit positions: a kernel's function names total a few MB.
-                let name_start = names.len() as u32;
-                names.push_str(name);
-                Sym {
-                    addr,
-                    name_start,
-                    name_len: name.len() as u32,
-                }
+            .zip(name_starts)
+            .map(|(&(_, name, addr), name_start)| Sym {
+                addr,
+                name_start,
+                name_len: name.len() as u32,
             })
             .collect();
         let mut table = ElfFunctions {
@@ -333,6 +329,42 @@ impl ElfFunctions {
             + self.kfuncs.capacity() * (2 * std::mem::size_of::<u32>() + 1)
             + self.by_name.capacity() * (std::mem::size_of::<u32>() + 1)
     }
+}
+
+/// The prefix of the symbol that a kernel built with call padding (6.2 on, `CALL_PADDING`)
+/// places before most functions: `__pfx_foo` before `foo`.
+const PADDING_PREFIX: &str = "__pfx_";
+
+/// The names, back to back, and where each starts (32-bit positions: a kernel's function
+/// names total a few MB). A name `foo` and a name `__pfx_foo` share one copy, `__pfx_foo`,
+/// whose tail is `foo`: on a 7.3 kernel that is 55,000 names and 1.2 MB fewer.
+fn pack_names<'s>(names: impl Iterator<Item = &'s str> + Clone) -> (String, Vec<u32>) {
+    let padded: FxHashSet<&str> = names
+        .clone()
+        .filter_map(|n| n.strip_prefix(PADDING_PREFIX))
+        .collect();
+    // Per function name of a pair: where its padding symbol's name starts.
+    let mut pairs: FxHashMap<&str, u32> = FxHashMap::default();
+    let mut out = String::new();
+    let starts = names
+        .map(|name| {
+            let (function, skip) = match name.strip_prefix(PADDING_PREFIX) {
+                Some(function) => (function, 0),
+                None if padded.contains(name) => (name, PADDING_PREFIX.len() as u32),
+                None => {
+                    out.push_str(name);
+                    return (out.len() - name.len()) as u32;
+                }
+            };
+            let pair = *pairs.entry(function).or_insert_with(|| {
+                out.push_str(PADDING_PREFIX);
+                out.push_str(function);
+                (out.len() - PADDING_PREFIX.len() - function.len()) as u32
+            });
+            pair + skip
+        })
+        .collect();
+    (out, starts)
 }
 
 /// More than one distinct address (see the module documentation for how this differs from
@@ -452,6 +484,40 @@ mod tests {
         let short = table(&[("a", 1), ("b", 2)]);
         let long = table(&[(&names[0], 1), (&names[1], 2)]);
         assert_eq!(long.heap_bytes() - short.heap_bytes(), 2 * 999);
+    }
+
+    /// `foo` and `__pfx_foo` share one copy, whichever comes first in the sorted order,
+    /// and every symbol still reads its own name.
+    #[test]
+    fn padding_symbols_share_their_functions_names() {
+        let syms = [
+            ("foo", 0x10),
+            ("__pfx_foo", 0x0),
+            ("Abc", 0x30),
+            ("__pfx_Abc", 0x20),
+            ("__pfx_only", 0x40),
+            ("bar.isra.0", 0x60),
+            ("__pfx_bar.isra.0", 0x50),
+            ("__pfx___pfx_x", 0x70),
+            ("__pfx_x", 0x80),
+            ("plain", 0x90),
+        ];
+        let t = table(&syms);
+        let mut read: Vec<(&str, u64)> = t
+            .entries()
+            .flat_map(|e| e.syms.iter().map(|s| (s.name, s.addr)).collect::<Vec<_>>())
+            .collect();
+        read.sort();
+        let mut want = syms.to_vec();
+        want.sort();
+        assert_eq!(read, want);
+        assert_eq!(
+            t.get(t.find(b"__pfx_foo").unwrap()).unwrap().name,
+            "__pfx_foo"
+        );
+        assert_eq!(t.get(t.find(b"foo").unwrap()).unwrap().name, "foo");
+        let copies = "__pfx_foo__pfx_Abc__pfx_only__pfx_bar.isra.0__pfx___pfx_x__pfx_xplain";
+        assert_eq!(t.names.len(), copies.len());
     }
 
     #[test]

@@ -179,6 +179,8 @@ pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
         btf.take_back_held(&store);
     } else {
         progress.phase("deduplicating");
+        // The dedup adds no string: the index of the strings need not stand under its peak.
+        btf.release_string_index();
         let opts = DedupOptions {
             threads: config.jobs,
             freed: Some(host.freed),
