@@ -195,6 +195,7 @@ pub fn dedup_store(btf: &mut Btf, mut store: Store, opts: &DedupOptions) -> Resu
         return dedup_timed(btf, opts);
     }
     store.shrink_to_fit();
+    store.release_index();
     run_on_store(btf, store, opts, start, vec![("records", Instant::now())])
 }
 

@@ -445,12 +445,12 @@ impl Store {
 
     /// The number of template `tpl`, added if new.
     fn intern(&mut self, tpl: &[u32]) -> Result<u32> {
+        if self.index.len() < self.tpl_offs.len() {
+            self.rebuild_index();
+        }
         let h = hash_words(tpl);
         let (tpls, tpl_offs) = (&self.tpls, &self.tpl_offs);
-        let words_of = |number: u32| {
-            let off = tpl_offs[number as usize] as usize;
-            &tpls[off..off + kinds::record_words_of(tpls[off + 1])]
-        };
+        let words_of = |number| template_words(tpls, tpl_offs, number);
         if let Some(&number) = self.index.find(h, |&n| words_of(n) == tpl) {
             return Ok(number);
         }
@@ -462,10 +462,29 @@ impl Store {
         self.tpls.extend_from_slice(tpl);
         let (tpls, tpl_offs) = (&self.tpls, &self.tpl_offs);
         self.index.insert_unique(h, number as u32, |&n| {
-            let off = tpl_offs[n as usize] as usize;
-            hash_words(&tpls[off..off + kinds::record_words_of(tpls[off + 1])])
+            hash_words(template_words(tpls, tpl_offs, n))
         });
         Ok(number as u32)
+    }
+
+    /// Drops the template index, which only pushing needs (the dedup reads records by id):
+    /// 0.6 MiB on a 7.3 kernel. The next push rebuilds it.
+    pub fn release_index(&mut self) {
+        self.index = HashTable::new();
+    }
+
+    /// Indexes every template again after [`Self::release_index`] (templates are distinct,
+    /// so each gets its own entry).
+    fn rebuild_index(&mut self) {
+        let (tpls, tpl_offs) = (&self.tpls, &self.tpl_offs);
+        let words_of = |number| template_words(tpls, tpl_offs, number);
+        let mut index = HashTable::with_capacity(tpl_offs.len());
+        for number in 0..tpl_offs.len() as u32 {
+            index.insert_unique(hash_words(words_of(number)), number, |&n| {
+                hash_words(words_of(n))
+            });
+        }
+        self.index = index;
     }
 
     /// The record of `id` (which must be below [`Self::len`]).
@@ -526,7 +545,7 @@ impl Store {
 
     /// How many distinct templates there are.
     pub fn templates(&self) -> usize {
-        self.index.len()
+        self.tpl_offs.len()
     }
 
     /// Frees the spare capacity of the arrays (once nothing more is pushed).
@@ -538,6 +557,12 @@ impl Store {
         self.scratch = Vec::new();
         self.ids = Vec::new();
     }
+}
+
+/// The words of template `number`.
+fn template_words<'t>(tpls: &'t [u32], tpl_offs: &[u32], number: u32) -> &'t [u32] {
+    let off = tpl_offs[number as usize] as usize;
+    &tpls[off..off + kinds::record_words_of(tpls[off + 1])]
 }
 
 /// Writes each of the distances `values` in `width` bits, offset by 2^(width-1), back to back

@@ -151,3 +151,27 @@ fn bad_shapes_are_refused() {
     );
     assert_eq!(s.len(), 1);
 }
+
+/// After [`Store::release_index`] a push finds the templates interned before it: equal
+/// templates keep one number, and the records read back as pushed.
+#[test]
+fn a_released_template_index_is_rebuilt_by_the_next_push() {
+    let mut s = Store::new();
+    let a = strukt(1, &[(2, 3, 0), (4, 1, 32)]);
+    let first = s.push(&a).unwrap();
+    s.push(&ptr(first)).unwrap();
+    let templates = s.templates();
+    s.release_index();
+    assert_eq!(
+        s.templates(),
+        templates,
+        "the count does not depend on the index"
+    );
+    let again = strukt(1, &[(2, 1, 0), (4, 2, 32)]);
+    let id = s.push(&again).unwrap();
+    s.push(&ptr(id)).unwrap();
+    assert_eq!(s.templates(), templates, "both templates were found again");
+    assert_eq!(s.rec(id).template(), s.rec(first).template());
+    assert_eq!(s.words(id), again);
+    assert_eq!(s.words(first), a);
+}
