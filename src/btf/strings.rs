@@ -28,7 +28,8 @@ fn hash_bytes(s: &[u8]) -> u64 {
 pub struct StringTable {
     data: Vec<u8>,
     index: HashTable<u32>,
-    /// The index was dropped by [`StringTable::release_index`]: the next lookup rebuilds it.
+    /// The index was dropped by [`StringTable::release_index`]: the next add rebuilds it, and
+    /// a find reads the bytes until then.
     released: bool,
 }
 
