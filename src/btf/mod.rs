@@ -225,7 +225,7 @@ impl Btf {
     /// `void` up to the last held one), before the raw ones.
     pub fn take_back_held(&mut self, store: &store::Store) {
         debug_assert_eq!(store.len(), self.start_id + self.held);
-        let (mut words, mut offs) = store.raw_records(self.start_id);
+        let (mut words, mut offs) = store.raw_own_records();
         let shift = words.len() as u32;
         offs.extend(self.offs.iter().map(|&o| o + shift));
         words.extend_from_slice(&self.words);

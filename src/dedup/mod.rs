@@ -127,10 +127,11 @@ pub struct DedupOptions {
     /// depend on it.
     pub threads: usize,
     /// Called after the phases that free much of what they built (the setup's copies, the
-    /// struct phase's hypothetical map, the reference classes), so that the caller can give
-    /// the freed heap back to the system before the next phase's peak stands on it: a vector
-    /// that grows by doubling below the allocator's mapping threshold leaves its old blocks
-    /// free but resident. The library leaves the process's allocator alone.
+    /// struct phase's hypothetical map, the reference classes, the store's positions), so
+    /// that the caller can give the freed heap back to the system before the next phase's
+    /// peak stands on it: a vector that grows by doubling below the allocator's mapping
+    /// threshold leaves its old blocks free but resident. The library leaves the process's
+    /// allocator alone.
     pub freed: Option<fn()>,
 }
 
@@ -189,11 +190,14 @@ pub fn dedup_store(btf: &mut Btf, mut store: Store, opts: &DedupOptions) -> Resu
     (*words, *offs) = (Vec::new(), Vec::new());
     if !btf.strs_deduped {
         // Only BTF read from bytes carries duplicate strings; it takes the raw path.
-        let own = store.raw_records(btf.start_id());
+        let own = store.raw_own_records();
         let (words, offs, _) = btf.raw_parts_mut();
         (*words, *offs) = own;
         return dedup_timed(btf, opts);
     }
+    // The encoder's merge defers the positions (its peak is at its last batches), and
+    // the records pushed here are the last.
+    store.record_positions();
     store.shrink_to_fit();
     store.release_index();
     run_on_store(btf, store, opts, start, vec![("records", Instant::now())])
@@ -213,7 +217,7 @@ fn run_on_store(
         Ok(map) => (Recs { store }, map),
         Err(e) => {
             let (words, offs, _) = btf.raw_parts_mut();
-            (*words, *offs) = store.raw_records(start_id);
+            (*words, *offs) = store.raw_own_records();
             return Err(e);
         }
     };
@@ -281,7 +285,7 @@ impl Dedup {
 
     /// The own records and their offsets, handed back after a failure.
     fn into_own_records(self) -> (Vec<u32>, Vec<u32>) {
-        self.types.recs.store.raw_records(self.types.start_id)
+        self.types.recs.store.raw_own_records()
     }
 
     fn run(&mut self) -> Result<()> {
@@ -425,8 +429,9 @@ mod tests {
     use crate::btf::Kind;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    /// The caller hears of each phase that freed much: after the setup, the struct phase and
-    /// the reference classes, on either path of the reference phase.
+    /// The caller hears of each phase that freed much: after the setup, the struct phase, the
+    /// reference classes and the store's positions (before compaction builds the output), on
+    /// either path of the reference phase.
     #[test]
     fn the_caller_is_told_after_each_freeing_phase() {
         static CALLS: AtomicUsize = AtomicUsize::new(0);
@@ -448,7 +453,7 @@ mod tests {
             };
             dedup(&mut btf, &opts).unwrap();
             assert_eq!(btf.type_cnt(), 3, "the two pointers are one");
-            assert_eq!(CALLS.load(Ordering::SeqCst), 3, "with {threads} threads");
+            assert_eq!(CALLS.load(Ordering::SeqCst), 4, "with {threads} threads");
         }
     }
 }

@@ -344,7 +344,8 @@ pub fn encode(
         None => Btf::new(),
     };
     dst.endian = elf.endian;
-    let store = store_with_base(&dst)?;
+    let mut store = store_with_base(&dst)?;
+    store.defer_positions();
     let dwarf = DwarfPages::new(mapped, path, config.stats);
     let batches = Batches {
         ctx: &ctx,
@@ -385,7 +386,7 @@ pub fn encode(
     store.shrink_to_fit();
     let stats: FuncStats = FinalPass {
         btf: &mut btf,
-        store: &store,
+        store: &mut store,
         chunk_offsets: &chunk_offsets,
         features: &config.features,
         log: config.verbose.then_some(&mut *out),

@@ -463,6 +463,34 @@ fn func_proto_decl_tag() {
     check_ops("func/proto/decl_tag", &ops, None);
 }
 
+/// FUNCs whose name and linkage no other FUNC has (the dedup files no class for them) among
+/// FUNCs that share theirs, with the DECL_TAGs and pointers that reference both kinds.
+#[test]
+fn lone_funcs_beside_shared_ones() {
+    use Op::*;
+    let ops = [
+        Int("int", 4, SIGNED), // [1]
+        FuncProto(1),          // [2] int (int a)
+        Param(Some("a"), 1),
+        Func("lone", kinds::FUNC_GLOBAL, 2), // [3] alone in its class
+        Func("twice", kinds::FUNC_GLOBAL, 2), // [4]
+        FuncProto(1),                        // [5] dup of [2]
+        Param(Some("a"), 1),
+        Func("twice", kinds::FUNC_GLOBAL, 5), // [6] dup of [4]
+        Func("lone", kinds::FUNC_STATIC, 5),  // [7] alone: other linkage
+        DeclTag("t", 3, -1),                  // [8]
+        DeclTag("t", 3, -1),                  // [9] dup of [8]
+        DeclTag("t", 3, 0),                   // [10] param tag
+        DeclTag("t", 7, -1),                  // [11] same tag, other FUNC
+        DeclTag("t", 6, -1),                  // [12]
+        DeclTag("t", 4, -1),                  // [13] dup of [12]
+        Ptr(3),                               // [14]
+        Ptr(3),                               // [15] dup of [14]
+        Ptr(7),                               // [16]
+    ];
+    check_ops("lone FUNCs", &ops, None);
+}
+
 #[test]
 fn type_tags() {
     use Op::*;

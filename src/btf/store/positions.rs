@@ -19,6 +19,11 @@ pub(super) struct Positions {
     within: Vec<u8>,
     /// The positions of far blocks' ids, 8 per block.
     far: Vec<u32>,
+    /// How many ids after the recorded ones have no position: pushed while deferred
+    /// ([`Positions::defer`]), or dropped by [`Positions::release`].
+    missing: usize,
+    /// Pushes only count the ids instead of recording their positions.
+    deferred: bool,
 }
 
 /// [`Positions`] borrowed as plain slices.
@@ -30,15 +35,52 @@ pub(super) struct PositionsView<'a> {
 }
 
 impl Positions {
-    /// How many ids have a position.
+    /// How many ids there are, with or without a position.
     pub(super) fn len(&self) -> usize {
+        self.within.len() + self.missing
+    }
+
+    /// How many ids, from the first, have a position.
+    pub(super) fn recorded(&self) -> usize {
         self.within.len()
+    }
+
+    /// Drops every position, keeping only how many ids there are: reading records
+    /// sequentially needs none. No position may be looked up until
+    /// [`Positions::record_missing`] gives them all again.
+    pub(super) fn release(&mut self) {
+        *self = Positions {
+            missing: self.len(),
+            deferred: true,
+            ..Positions::default()
+        };
+    }
+
+    /// From the next push on, counts ids without recording their positions.
+    pub(super) fn defer(&mut self) {
+        self.deferred = true;
+    }
+
+    /// Records `starts`, the positions of the ids without one, and records on every push
+    /// again.
+    pub(super) fn record_missing(&mut self, starts: impl ExactSizeIterator<Item = u32>) {
+        debug_assert_eq!(starts.len(), self.missing);
+        // Sized once: vectors grown by doubling would leave their old blocks freed but
+        // resident under the dedup's start.
+        self.within.reserve_exact(self.missing);
+        self.blocks.reserve_exact(self.missing.div_ceil(BLOCK));
+        (self.missing, self.deferred) = (0, false);
+        starts.for_each(|pos| self.push(pos));
     }
 
     /// Notes that the next id's record starts at `pos` (at or after the previous id's, below
     /// `FAR`).
     pub(super) fn push(&mut self, pos: u32) {
-        debug_assert!(pos < FAR);
+        if self.deferred {
+            self.missing += 1;
+            return;
+        }
+        debug_assert!(pos < FAR && self.missing == 0);
         let id = self.within.len();
         if id.is_multiple_of(BLOCK) {
             self.blocks.push(pos);

@@ -76,7 +76,7 @@ fn records_read_back_as_pushed_near_and_far() {
         "int, one pointer template, one struct template, fwd"
     );
     assert_eq!(s.rec(6).id(0), 100_000);
-    let (words, offs) = s.raw_records(1);
+    let (words, offs) = s.raw_own_records();
     assert_eq!(words, recs.concat());
     assert_eq!(offs.len(), recs.len());
 }
@@ -174,4 +174,78 @@ fn a_released_template_index_is_rebuilt_by_the_next_push() {
     assert_eq!(s.rec(id).template(), s.rec(first).template());
     assert_eq!(s.words(id), again);
     assert_eq!(s.words(first), a);
+}
+
+/// Records of every kind that has ids, and some that have none; `big` makes a struct of
+/// 200 members, whose block of 8 records spans more than 255 bytes (a far block).
+fn sample(i: u32, big: bool) -> Vec<u32> {
+    let k = |kind, vlen| kinds::info(kind, vlen, false);
+    match i % 9 {
+        0 => vec![1, k(Kind::Int, 0), 4, 32],
+        1 => ptr(i / 2),
+        2 if big => strukt(3, &(0..200).map(|m| (m, i / 3, 8 * m)).collect::<Vec<_>>()),
+        2 => strukt(3, &[(4, i / 3, 0), (5, 1, 32)]),
+        3 => vec![0, k(Kind::Array, 0), 0, i / 4, 1, 16],
+        4 => vec![0, k(Kind::FuncProto, 2), 1, 6, i / 5, 7, 1],
+        5 => vec![8, k(Kind::Func, 1), i - 1],
+        6 => vec![9, k(Kind::Enum, 1), 4, 10, 0],
+        7 => vec![11, k(Kind::Var, 0), 1, 1],
+        _ => vec![12, k(Kind::DeclTag, 0), i - 3, u32::MAX],
+    }
+}
+
+/// Positions deferred, after some were recorded, are found again by reading the records in
+/// order: every record reads back by id as in a store that never deferred, far blocks
+/// included; after they are released, the records still read in order and where
+/// `byte_of` said they start.
+#[test]
+fn deferred_positions_are_found_again_and_released_ones_are_not_needed() {
+    let (mut plain, mut deferred) = (Store::new(), Store::new());
+    for i in 1..3_000u32 {
+        let rec = sample(i, i % 97 == 2);
+        plain.push(&rec).unwrap();
+        if i == 1_000 {
+            deferred.defer_positions();
+        }
+        deferred.push(&rec).unwrap();
+    }
+    assert_eq!(deferred.len(), plain.len());
+    deferred.record_positions();
+    let tail = deferred.push(&ptr(1)).unwrap();
+    plain.push(&ptr(1)).unwrap();
+    let starts: Vec<usize> = (1..=tail).map(|id| plain.view().byte_of(id)).collect();
+    for id in 1..=tail {
+        assert_eq!(deferred.words(id), plain.words(id), "[{id}]");
+        assert_eq!(
+            deferred.view().byte_of(id),
+            starts[id as usize - 1],
+            "[{id}]"
+        );
+    }
+    let raw = plain.raw_own_records();
+    plain.release_positions();
+    assert_eq!(
+        plain.raw_own_records(),
+        raw,
+        "read in order without positions"
+    );
+    for (id, &at) in (1..=tail).zip(&starts) {
+        let mut words = Vec::new();
+        plain.view().rec_at(id, at).write_to(&mut words);
+        assert_eq!(words, deferred.words(id), "[{id}] at byte {at}");
+    }
+}
+
+/// The id count the position scan uses is the number of fields `for_each_id_word` visits,
+/// for every kind and a few vlens.
+#[test]
+fn id_count_is_the_number_of_id_words() {
+    for k in 0..32u32 {
+        for vlen in [0, 1, 7, 300] {
+            let info = (k << 24) | vlen;
+            let mut n = 0;
+            for_each_id_word(info, |_| n += 1);
+            assert_eq!(id_count(info), n, "kind {k} vlen {vlen}");
+        }
+    }
 }
