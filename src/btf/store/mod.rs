@@ -592,7 +592,7 @@ impl Store {
         }
         let view = self.view();
         let first = self.base_offs.len() as u32 + self.offs.recorded() as u32;
-        let mut at = match first.checked_sub(1) {
+        let at = match first.checked_sub(1) {
             Some(last) if last >= self.base_offs.len() as u32 => view.next_record(view.rec(last)),
             _ => 0,
         };
@@ -600,14 +600,11 @@ impl Store {
         let id_counts: Vec<u32> = (0..self.templates() as u32)
             .map(|n| id_count(template_words(&self.tpls, &self.tpl_offs, n)[1]) as u32)
             .collect();
-        let missing = (self.len() - first) as usize;
         let mut offs = std::mem::take(&mut self.offs);
         let view = self.view();
-        offs.record_missing((0..missing).map(|_| {
-            let start = at;
-            at = view.record_end(at, &id_counts);
-            start as u32
-        }));
+        offs.record_missing(at as u32, |pos| {
+            view.record_end(pos as usize, &id_counts) as u32
+        });
         self.offs = offs;
     }
 

@@ -7,6 +7,12 @@
 
 /// Ids per block.
 const BLOCK: usize = 8;
+/// While positions are deferred, every this many ids (a multiple of [`BLOCK`]) the position
+/// is still noted, so that the missing ones can be found from several places at once.
+const CHECKPOINT: usize = 1 << 12;
+/// Stretches between checkpoints scanned side by side when the positions are found: their
+/// reads are independent, so the processor overlaps them.
+const LANES: usize = 4;
 /// In a block's entry: the block is far, and the rest is the index of its run in `far`.
 const FAR: u32 = 0x8000_0000;
 
@@ -24,6 +30,8 @@ pub(super) struct Positions {
     missing: usize,
     /// Pushes only count the ids instead of recording their positions.
     deferred: bool,
+    /// While deferred: (id, position) of the ids at multiples of [`CHECKPOINT`].
+    checkpoints: Vec<(u32, u32)>,
 }
 
 /// [`Positions`] borrowed as plain slices.
@@ -61,36 +69,76 @@ impl Positions {
         self.deferred = true;
     }
 
-    /// Records `starts`, the positions of the ids without one, and records on every push
-    /// again.
-    pub(super) fn record_missing(&mut self, starts: impl ExactSizeIterator<Item = u32>) {
-        debug_assert_eq!(starts.len(), self.missing);
+    /// Records the positions of the ids without one, the first of which starts at `first`,
+    /// `next(pos)` giving where the record after the one at `pos` starts; records on every
+    /// push again.
+    pub(super) fn record_missing(&mut self, first: u32, next: impl Fn(u32) -> u32) {
+        let (from, to) = (self.within.len(), self.len());
+        let checkpoints = std::mem::take(&mut self.checkpoints);
+        (self.missing, self.deferred) = (0, false);
         // Sized once: vectors grown by doubling would leave their old blocks freed but
         // resident under the dedup's start.
-        self.within.reserve_exact(self.missing);
-        self.blocks.reserve_exact(self.missing.div_ceil(BLOCK));
-        (self.missing, self.deferred) = (0, false);
-        starts.for_each(|pos| self.push(pos));
+        self.within.resize(to, 0);
+        self.blocks.resize(to.div_ceil(BLOCK), 0);
+        // From `from` and from each checkpoint, each up to the next (or the end).
+        let starts: Vec<(usize, u32)> = std::iter::once((from, first))
+            .chain(checkpoints.iter().map(|&(id, pos)| (id as usize, pos)))
+            .collect();
+        let ends = starts.iter().skip(1).map(|&(id, _)| id).chain([to]);
+        let stretches: Vec<(usize, usize, u32)> = starts
+            .iter()
+            .zip(ends)
+            .map(|(&(start, pos), end)| (start, end, pos))
+            .collect();
+        for lanes in stretches.chunks(LANES) {
+            let mut at: Vec<(usize, usize, u32)> = lanes.to_vec();
+            let longest = at
+                .iter()
+                .map(|&(s, e, _)| e.saturating_sub(s))
+                .max()
+                .unwrap_or(0);
+            for _ in 0..longest {
+                for lane in &mut at {
+                    let (idx, end, pos) = *lane;
+                    if idx < end {
+                        self.set(idx, pos);
+                        *lane = (idx + 1, end, next(pos));
+                    }
+                }
+            }
+        }
     }
 
     /// Notes that the next id's record starts at `pos` (at or after the previous id's, below
     /// `FAR`).
     pub(super) fn push(&mut self, pos: u32) {
+        let id = self.len();
         if self.deferred {
+            if id.is_multiple_of(CHECKPOINT) {
+                self.checkpoints.push((id as u32, pos));
+            }
             self.missing += 1;
             return;
         }
         debug_assert!(pos < FAR && self.missing == 0);
-        let id = self.within.len();
         if id.is_multiple_of(BLOCK) {
-            self.blocks.push(pos);
-            self.within.push(0);
+            self.blocks.push(0);
+        }
+        self.within.push(0);
+        self.set(id, pos);
+    }
+
+    /// Sets the position of `id`, whose entries exist, after those of the ids before it in
+    /// its block.
+    fn set(&mut self, id: usize, pos: u32) {
+        let entry = &mut self.blocks[id / BLOCK];
+        if id.is_multiple_of(BLOCK) {
+            *entry = pos;
             return;
         }
-        let entry = self.blocks.last_mut().expect("a block per 8 ids");
         if *entry & FAR == 0 {
             if let Ok(d) = u8::try_from(pos - *entry) {
-                self.within.push(d);
+                self.within[id] = d;
                 return;
             }
             // Too far for a byte: the block's positions so far move to a run of their own.
@@ -98,13 +146,12 @@ impl Positions {
             let run = (self.far.len() / BLOCK) as u32;
             let first = id - id % BLOCK;
             self.far
-                .extend(self.within[first..].iter().map(|&d| start + u32::from(d)));
+                .extend(self.within[first..id].iter().map(|&d| start + u32::from(d)));
             self.far.resize(self.far.len() + BLOCK - (id - first), 0);
             *entry = FAR | run;
         }
         let run = (*entry & !FAR) as usize;
         self.far[run * BLOCK + id % BLOCK] = pos;
-        self.within.push(0);
     }
 
     /// The positions, borrowed.
