@@ -188,6 +188,11 @@ pub fn dedup_store(btf: &mut Btf, mut store: Store, opts: &DedupOptions) -> Resu
     btf.release_held();
     let (words, offs, _) = btf.raw_parts_mut();
     (*words, *offs) = (Vec::new(), Vec::new());
+    // The raw tail (the final pass's records, ~3 MB on a kernel) is freed: give it back
+    // before the positions and `map` are laid beside the store.
+    if let Some(freed) = opts.freed {
+        freed();
+    }
     if !btf.strs_deduped {
         // Only BTF read from bytes carries duplicate strings; it takes the raw path.
         let own = store.raw_own_records();

@@ -179,8 +179,9 @@ impl Classes {
 
 /// The classes [`classify_early`] makes room for: one per this many own types. The hash
 /// table's buckets are all touched however few classes there are, so the room is kept near
-/// what kernels need (one class per 87 types on the reference, 104 on 7.3).
-const CLASS_EVERY: usize = 64;
+/// what kernels need (one class per 87 types on the reference, 104 on 7.3); the table rounds
+/// it up to a power of two of buckets, and an input that needs more grows it once.
+const CLASS_EVERY: usize = 96;
 /// The key words per class it makes room for (3.6 on average on a kernel).
 const KEY_WORDS: usize = 4;
 /// The deferred types [`classify_early`] makes room for: one per this many own types (one
