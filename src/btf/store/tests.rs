@@ -177,7 +177,7 @@ fn a_released_template_index_is_rebuilt_by_the_next_push() {
 }
 
 /// Records of every kind that has ids, and some that have none; `big` makes a struct of
-/// 200 members, whose block of 8 records spans more than 255 bytes (a far block).
+/// 200 members, whose block of 16 records spans more than 255 bytes (a far block).
 fn sample(i: u32, big: bool) -> Vec<u32> {
     let k = |kind, vlen| kinds::info(kind, vlen, false);
     match i % 9 {
