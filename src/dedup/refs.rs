@@ -219,7 +219,7 @@ impl EarlyClasses {
     /// Files the type `id`, at finish position `pos`, if its key is complete, and tags it
     /// with its class; otherwise tags it deferred.
     fn classify(&mut self, view: &KeyView, key: &mut Vec<u32>, pos: u32, id: u32) {
-        if self.is_lone_func(view.recs.rec(id)) {
+        if self.is_lone_func(view, id) {
             // Its class would hold it alone: it is its own canonical type, already final.
             set_entry(&view.map[id as usize], id);
             return;
@@ -233,13 +233,15 @@ impl EarlyClasses {
         set_entry(&view.map[id as usize], tag);
     }
 
-    /// Whether `rec` is a FUNC whose template no other record has. libbpf's FUNCs are
+    /// Whether `id` is a FUNC whose template no other record has. libbpf's FUNCs are
     /// equal when their name, linkage and canonical prototype are, so such a FUNC equals no
     /// other type and stays canonical. A kernel's FUNCs come from the final pass, one per
     /// name (nearly 60,000 on a 7.3 kernel), and filing each under a class of its own took
     /// about 1 MiB at the reference phase's peak.
-    fn is_lone_func(&self, rec: Rec<'_>) -> bool {
-        rec.kind() == kind::FUNC && rec.template().is_some_and(|t| self.lone_funcs[t as usize])
+    fn is_lone_func(&self, view: &KeyView, id: u32) -> bool {
+        // The kind from the entry: only FUNCs' records are read here.
+        entry_kind(&view.map[id as usize]) == kind::FUNC
+            && (view.recs.rec(id).template()).is_some_and(|t| self.lone_funcs[t as usize])
     }
 
     /// Files the type at finish position `pos` under the class of `key`.

@@ -24,7 +24,7 @@ pub(super) struct Positions {
     blocks: Vec<u32>,
     /// Per id: its distance from its block's first record (0 in far blocks).
     within: Vec<u8>,
-    /// The positions of far blocks' ids, 8 per block.
+    /// The positions of far blocks' ids, [`BLOCK`] per block.
     far: Vec<u32>,
     /// How many ids after the recorded ones have no position: pushed while deferred
     /// ([`Positions::defer`]), or dropped by [`Positions::release`].
