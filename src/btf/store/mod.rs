@@ -223,11 +223,6 @@ impl<'a> View<'a> {
         ids + (id_counts[key as usize] as usize * width).div_ceil(8)
     }
 
-    /// Where the record after `rec` (an own record) starts among the record bytes.
-    fn next_record(self, rec: Rec<'a>) -> usize {
-        self.data.len() - rec.ids.len() + (id_count(rec.info()) * rec.width as usize).div_ceil(8)
-    }
-
     /// The header byte of the record at byte `o`, its template number and where its ids
     /// start.
     #[inline(always)]
@@ -561,12 +556,21 @@ impl Store {
     /// before ends: with or without the positions ([`Self::release_positions`]).
     pub fn own_records(&self) -> impl Iterator<Item = Rec<'_>> {
         let view = self.view();
+        let id_counts = self.id_counts();
         let mut at = 0;
         (self.base_offs.len() as u32..self.len()).map(move |id| {
             let rec = view.rec_at(id, at);
-            at = view.next_record(rec);
+            at = view.record_end(at, &id_counts);
             rec
         })
+    }
+
+    /// Per template number: how many ids its records hold (what [`View::record_end`] reads
+    /// beside the records).
+    fn id_counts(&self) -> Vec<u32> {
+        (0..self.templates() as u32)
+            .map(|n| id_count(template_words(&self.tpls, &self.tpl_offs, n)[1]) as u32)
+            .collect()
     }
 
     /// Drops the positions by id (1.25 bytes an id), keeping the records: afterwards they are
@@ -590,16 +594,15 @@ impl Store {
         if self.offs.recorded() == self.offs.len() {
             return;
         }
+        let id_counts = self.id_counts();
         let view = self.view();
         let first = self.base_offs.len() as u32 + self.offs.recorded() as u32;
         let at = match first.checked_sub(1) {
-            Some(last) if last >= self.base_offs.len() as u32 => view.next_record(view.rec(last)),
+            Some(last) if last >= self.base_offs.len() as u32 => {
+                view.record_end(view.byte_of(last), &id_counts)
+            }
             _ => 0,
         };
-        // Per template: its records' id count (the scan's only read beside the records).
-        let id_counts: Vec<u32> = (0..self.templates() as u32)
-            .map(|n| id_count(template_words(&self.tpls, &self.tpl_offs, n)[1]) as u32)
-            .collect();
         let mut offs = std::mem::take(&mut self.offs);
         let view = self.view();
         offs.record_missing(at as u32, |pos| {
