@@ -405,8 +405,9 @@ pub struct Config {
     pub output: Output,
     /// Base BTF (raw, or an ELF with `.BTF`) to encode split BTF against, as for modules.
     pub base: Option<PathBuf>,
-    /// Encoders (the function table's owners), run on at most one thread per CPU; also the
-    /// dedup's thread count (at most one per CPU too).
+    /// Encoders (the function table's owners), run on at most one thread per CPU beside the
+    /// main thread that merges their chunks; the dedup runs on as many threads as the
+    /// encoding did (`jobs + 1`, at most one per CPU).
     pub jobs: usize,
     /// The BTF features on.
     pub features: Features,

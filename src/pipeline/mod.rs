@@ -182,7 +182,7 @@ pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
         // The dedup adds no string: the index of the strings need not stand under its peak.
         btf.release_string_index();
         let opts = DedupOptions {
-            threads: config.jobs,
+            threads: dedup_threads(config.jobs),
             freed: Some(host.freed),
             ..DedupOptions::default()
         };
@@ -218,6 +218,14 @@ pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
     summary.phases.push(start.end("write"));
     summary.seconds = start.elapsed();
     Ok(summary)
+}
+
+/// The dedup's threads: those the encoding ran, its `jobs` workers and the main thread that
+/// merged their chunks, at most one per CPU. At -j1 the reference types are then ordered on
+/// the second thread while the struct phase runs, as they are at -j2.
+fn dedup_threads(jobs: usize) -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (jobs + 1).min(cpus).max(1)
 }
 
 /// Writes the BTF where `config.output` says; returns the size of the `.BTF` data written.
