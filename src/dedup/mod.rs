@@ -202,7 +202,7 @@ pub fn dedup_store(btf: &mut Btf, mut store: Store, opts: &DedupOptions) -> Resu
     }
     // The encoder's merge defers the positions (its peak is at its last batches), and
     // the records pushed here are the last.
-    store.record_positions();
+    store.record_positions(par::threads_for(opts.threads));
     store.shrink_to_fit();
     store.release_index();
     run_on_store(btf, store, opts, start, vec![("records", Instant::now())])

@@ -10,9 +10,14 @@ fn thread_count(len: usize, threads: usize) -> usize {
     if len < MIN_PARALLEL {
         return 1;
     }
+    threads_for(threads).min(len / (MIN_PARALLEL / 2))
+}
+
+/// The threads the configured `threads` (0: all cores) stands for: at most one per core.
+pub(crate) fn threads_for(threads: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let want = if threads == 0 { cores } else { threads };
-    want.clamp(1, cores).min(len / (MIN_PARALLEL / 2))
+    want.clamp(1, cores)
 }
 
 /// Calls `f(first, chunk)` on contiguous chunks of `items`, where `first` is the index of the

@@ -165,7 +165,7 @@ impl<W: Write> FinalPass<'_, W> {
     fn pointee(&mut self, id: u32) -> Option<u32> {
         if id < self.store.len() {
             // Only arena kfuncs get here, a handful in a kernel: the positions are found then.
-            self.store.record_positions();
+            self.store.record_positions(1);
             let t = self.store.rec(id);
             return (t.kind() == Kind::Ptr as u32).then(|| t.id(0));
         }

@@ -589,8 +589,9 @@ impl Store {
     }
 
     /// Finds where each record without a position starts, reading them in id order from the
-    /// last one with a position, and records positions on every push again.
-    pub fn record_positions(&mut self) {
+    /// last one with a position (and from each checkpoint the deferral noted, on up to
+    /// `threads` threads), and records positions on every push again.
+    pub fn record_positions(&mut self, threads: usize) {
         if self.offs.recorded() == self.offs.len() {
             return;
         }
@@ -605,7 +606,7 @@ impl Store {
         };
         let mut offs = std::mem::take(&mut self.offs);
         let view = self.view();
-        offs.record_missing(at as u32, |pos| {
+        offs.record_missing(at as u32, threads, |pos| {
             view.record_end(pos as usize, &id_counts) as u32
         });
         self.offs = offs;

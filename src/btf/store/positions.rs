@@ -72,8 +72,14 @@ impl Positions {
 
     /// Records the positions of the ids without one, the first of which starts at `first`,
     /// `next(pos)` giving where the record after the one at `pos` starts; records on every
-    /// push again.
-    pub(super) fn record_missing(&mut self, first: u32, next: impl Fn(u32) -> u32) {
+    /// push again. The stretches between checkpoints are read on up to `threads` threads,
+    /// each taking a run of whole stretches and the blocks they cover.
+    pub(super) fn record_missing(
+        &mut self,
+        first: u32,
+        threads: usize,
+        next: impl Fn(u32) -> u32 + Sync,
+    ) {
         let (from, to) = (self.within.len(), self.len());
         let checkpoints = std::mem::take(&mut self.checkpoints);
         (self.missing, self.deferred) = (0, false);
@@ -86,27 +92,54 @@ impl Positions {
             .chain(checkpoints.iter().map(|&(id, pos)| (id as usize, pos)))
             .collect();
         let ends = starts.iter().skip(1).map(|&(id, _)| id).chain([to]);
-        let stretches: Vec<(usize, usize, u32)> = starts
+        let stretches: Vec<Stretch> = starts
             .iter()
             .zip(ends)
             .map(|(&(start, pos), end)| (start, end, pos))
             .collect();
-        for lanes in stretches.chunks(LANES) {
-            let mut at: Vec<(usize, usize, u32)> = lanes.to_vec();
-            let longest = at
-                .iter()
-                .map(|&(s, e, _)| e.saturating_sub(s))
-                .max()
-                .unwrap_or(0);
-            for _ in 0..longest {
-                for lane in &mut at {
-                    let (idx, end, pos) = *lane;
-                    if idx < end {
-                        self.set(idx, pos);
-                        *lane = (idx + 1, end, next(pos));
-                    }
+        let runs = split_runs(&stretches, threads);
+        // A run's blocks start at the block of its first id: a checkpoint (a multiple of
+        // `BLOCK`), or `from` for the first run, whose block may already hold positions.
+        let block_starts: Vec<usize> = runs.iter().map(|r| r[0].0 / BLOCK).collect();
+        let Positions {
+            blocks,
+            within,
+            far,
+            ..
+        } = self;
+        let mut slots = split_slots(blocks, within, &block_starts).into_iter();
+        let (first_blocks, first_within) = slots.next().expect("a run at least");
+        let next = &next;
+        let far_runs: Vec<Vec<u32>> = std::thread::scope(|s| {
+            let others: Vec<_> = slots
+                .zip(&runs[1..])
+                .zip(&block_starts[1..])
+                .map(|(((blocks, within), run), &block)| {
+                    s.spawn(move || {
+                        let mut far = Vec::new();
+                        let base = block * BLOCK;
+                        Slots::new(blocks, within, &mut far, base).fill(run, next);
+                        far
+                    })
+                })
+                .collect();
+            let base = block_starts[0] * BLOCK;
+            Slots::new(first_blocks, first_within, far, base).fill(runs[0], next);
+            others
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        // The other runs' far blocks join `far` after the first run's, renumbered.
+        let ends = block_starts.iter().skip(2).copied().chain([blocks.len()]);
+        for ((run_far, &start), end) in far_runs.into_iter().zip(&block_starts[1..]).zip(ends) {
+            let shift = (far.len() / BLOCK) as u32;
+            for entry in &mut blocks[start..end] {
+                if *entry & FAR != 0 {
+                    *entry += shift;
                 }
             }
+            far.extend(run_far);
         }
     }
 
@@ -132,27 +165,7 @@ impl Positions {
     /// Sets the position of `id`, whose entries exist, after those of the ids before it in
     /// its block.
     fn set(&mut self, id: usize, pos: u32) {
-        let entry = &mut self.blocks[id / BLOCK];
-        if id.is_multiple_of(BLOCK) {
-            *entry = pos;
-            return;
-        }
-        if *entry & FAR == 0 {
-            if let Ok(d) = u8::try_from(pos - *entry) {
-                self.within[id] = d;
-                return;
-            }
-            // Too far for a byte: the block's positions so far move to a run of their own.
-            let start = *entry;
-            let run = (self.far.len() / BLOCK) as u32;
-            let first = id - id % BLOCK;
-            self.far
-                .extend(self.within[first..id].iter().map(|&d| start + u32::from(d)));
-            self.far.resize(self.far.len() + BLOCK - (id - first), 0);
-            *entry = FAR | run;
-        }
-        let run = (*entry & !FAR) as usize;
-        self.far[run * BLOCK + id % BLOCK] = pos;
+        Slots::new(&mut self.blocks, &mut self.within, &mut self.far, 0).set(id, pos);
     }
 
     /// The positions, borrowed.
@@ -180,6 +193,124 @@ impl Positions {
         self.blocks.shrink_to_fit();
         self.within.shrink_to_fit();
         self.far.shrink_to_fit();
+    }
+}
+
+/// A stretch of ids without positions: (first id, end id, the first one's position).
+type Stretch = (usize, usize, u32);
+
+/// `stretches` cut into at most `threads` runs of consecutive stretches with about as many
+/// ids each (never empty: a run holds at least one stretch).
+fn split_runs(stretches: &[Stretch], threads: usize) -> Vec<&[Stretch]> {
+    let total: usize = stretches.iter().map(|&(s, e, _)| e - s).sum();
+    let per = total.div_ceil(threads.max(1)).max(1);
+    let mut runs = Vec::new();
+    let (mut start, mut ids) = (0, 0);
+    for (i, &(s, e, _)) in stretches.iter().enumerate() {
+        ids += e - s;
+        if ids >= per && i + 1 < stretches.len() {
+            runs.push(&stretches[start..=i]);
+            (start, ids) = (i + 1, 0);
+        }
+    }
+    runs.push(&stretches[start..]);
+    runs
+}
+
+/// `blocks` and `within` from the first run's first block on, cut where each run's blocks
+/// start: one pair of slices per run.
+fn split_slots<'s>(
+    blocks: &'s mut [u32],
+    within: &'s mut [u8],
+    block_starts: &[usize],
+) -> Vec<(&'s mut [u32], &'s mut [u8])> {
+    let first = block_starts[0];
+    let (mut blocks, mut within) = (&mut blocks[first..], &mut within[first * BLOCK..]);
+    let mut slots = Vec::new();
+    for pair in block_starts.windows(2) {
+        let len = pair[1] - pair[0];
+        let (run_blocks, rest_blocks) = std::mem::take(&mut blocks).split_at_mut(len);
+        let (run_within, rest_within) = std::mem::take(&mut within).split_at_mut(len * BLOCK);
+        slots.push((run_blocks, run_within));
+        (blocks, within) = (rest_blocks, rest_within);
+    }
+    slots.push((blocks, within));
+    slots
+}
+
+/// The entries of a run of whole blocks, from id `base` on (a multiple of [`BLOCK`]), and
+/// the far runs they may start.
+struct Slots<'s> {
+    blocks: &'s mut [u32],
+    within: &'s mut [u8],
+    far: &'s mut Vec<u32>,
+    base: usize,
+}
+
+impl<'s> Slots<'s> {
+    fn new(
+        blocks: &'s mut [u32],
+        within: &'s mut [u8],
+        far: &'s mut Vec<u32>,
+        base: usize,
+    ) -> Self {
+        Slots {
+            blocks,
+            within,
+            far,
+            base,
+        }
+    }
+
+    /// Fills the positions of `run`'s stretches, [`LANES`] side by side.
+    fn fill(&mut self, run: &[Stretch], next: &impl Fn(u32) -> u32) {
+        for lanes in run.chunks(LANES) {
+            let mut at: Vec<Stretch> = lanes.to_vec();
+            let longest = at
+                .iter()
+                .map(|&(s, e, _)| e.saturating_sub(s))
+                .max()
+                .unwrap_or(0);
+            for _ in 0..longest {
+                for lane in &mut at {
+                    let (idx, end, pos) = *lane;
+                    if idx < end {
+                        self.set(idx, pos);
+                        *lane = (idx + 1, end, next(pos));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sets the position of `id`, whose entries exist, after those of the ids before it in
+    /// its block.
+    fn set(&mut self, id: usize, pos: u32) {
+        let local = id - self.base;
+        let entry = &mut self.blocks[local / BLOCK];
+        if local.is_multiple_of(BLOCK) {
+            *entry = pos;
+            return;
+        }
+        if *entry & FAR == 0 {
+            if let Ok(d) = u8::try_from(pos - *entry) {
+                self.within[local] = d;
+                return;
+            }
+            // Too far for a byte: the block's positions so far move to a run of their own.
+            let start = *entry;
+            let run = (self.far.len() / BLOCK) as u32;
+            let first = local - local % BLOCK;
+            self.far.extend(
+                self.within[first..local]
+                    .iter()
+                    .map(|&d| start + u32::from(d)),
+            );
+            self.far.resize(self.far.len() + BLOCK - (local - first), 0);
+            *entry = FAR | run;
+        }
+        let run = (*entry & !FAR) as usize;
+        self.far[run * BLOCK + local % BLOCK] = pos;
     }
 }
 

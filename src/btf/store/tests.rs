@@ -210,7 +210,7 @@ fn deferred_positions_are_found_again_and_released_ones_are_not_needed() {
         deferred.push(&rec).unwrap();
     }
     assert_eq!(deferred.len(), plain.len());
-    deferred.record_positions();
+    deferred.record_positions(1);
     let tail = deferred.push(&ptr(1)).unwrap();
     plain.push(&ptr(1)).unwrap();
     let starts: Vec<usize> = (1..=tail).map(|id| plain.view().byte_of(id)).collect();
@@ -233,6 +233,38 @@ fn deferred_positions_are_found_again_and_released_ones_are_not_needed() {
         let mut words = Vec::new();
         plain.view().rec_at(id, at).write_to(&mut words);
         assert_eq!(words, deferred.words(id), "[{id}] at byte {at}");
+    }
+}
+
+/// Positions deferred over many checkpoints (deferral starting mid-block, far blocks in
+/// every stretch) are found on any number of threads exactly where recording them on each
+/// push puts them.
+#[test]
+fn deferred_positions_found_on_several_threads_are_those_of_one() {
+    let mut plain = Store::new();
+    for i in 1..30_000u32 {
+        plain.push(&sample(i, i % 97 == 2)).unwrap();
+    }
+    let starts: Vec<usize> = (1..plain.len())
+        .map(|id| plain.view().byte_of(id))
+        .collect();
+    for threads in [1, 2, 3, 8] {
+        let mut deferred = Store::new();
+        for i in 1..30_000u32 {
+            if i == 1_003 {
+                deferred.defer_positions();
+            }
+            deferred.push(&sample(i, i % 97 == 2)).unwrap();
+        }
+        deferred.record_positions(threads);
+        for (id, &at) in (1..deferred.len()).zip(&starts) {
+            assert_eq!(
+                deferred.view().byte_of(id),
+                at,
+                "[{id}] on {threads} threads"
+            );
+        }
+        assert_eq!(deferred.words(29_999), plain.words(29_999));
     }
 }
 
