@@ -112,13 +112,6 @@ pub struct Btf {
     pub strs_deduped: bool,
 }
 
-/// Empties `v`, keeping room for as many items as it held.
-fn clear_to_room<T>(v: &mut Vec<T>) {
-    let held = v.len();
-    v.clear();
-    v.shrink_to(held);
-}
-
 impl Default for Btf {
     fn default() -> Self {
         Btf::new()
@@ -141,13 +134,12 @@ impl Btf {
         }
     }
 
-    /// Empties a base BTF built with the `add_*` API back to only `void`, keeping room for
-    /// as much as it held (the encoder's workers build a chunk a batch, each about as large
-    /// as the last; room for more, left by a larger one, is given back).
+    /// Empties a base BTF built with the `add_*` API back to only `void`, keeping its
+    /// buffers' capacity for the next one (the encoder's workers build a chunk a batch).
     pub fn clear(&mut self) {
         debug_assert!(self.base.is_none() && self.held == 0);
-        clear_to_room(&mut self.words);
-        clear_to_room(&mut self.offs);
+        self.words.clear();
+        self.offs.clear();
         self.strings.clear();
         self.strs_deduped = true;
     }

@@ -51,12 +51,9 @@ impl StringTable {
         t
     }
 
-    /// Empties a base table back to the empty string alone, keeping room for as many
-    /// bytes and strings as it held.
+    /// Empties a base table back to the empty string alone, keeping its capacity.
     pub fn clear(&mut self) {
-        let held = self.data.len();
         self.data.clear();
-        self.data.shrink_to(held);
         self.data.push(0);
         self.index.clear();
         self.index

@@ -177,7 +177,9 @@ impl<'a> WithTable<FuncSummary> for Batches<'_, 'a, '_> {
                     merged.cus_skipped += chunk.cus_skipped;
                     merged.workers += chunk.times;
                     merged.chunk_messages.extend(chunk.messages);
-                    spares.give(chunk.btf, next.load(Ordering::Relaxed), batches.len());
+                    if next.load(Ordering::Relaxed) < batches.len() {
+                        spares.give(chunk.btf);
+                    }
                     expected += 1;
                     window.advance(expected);
                     progress.cus_done(merged.cus + merged.cus_skipped);
@@ -267,12 +269,10 @@ impl<'a> Worker<'_, 'a, '_, '_> {
 }
 
 /// The BTF of merged chunks, emptied, for the workers' next batches. A chunk's buffers
-/// (~1–2 MB on a kernel) would otherwise grow by doubling from nothing every batch, each
-/// step copied into freshly faulted pages: 38 % of a kernel run's page faults, and 0.1 s of
-/// CPU at -j2 on the reference kernel. The price is memory: a recycled chunk is resident to
-/// the size of the one before it from its batch's start, ~1.5 MiB more over the chunks in
-/// flight (measured in `docs/memory.md`). As many chunks as are in flight circulate; none is
-/// kept once every batch is claimed.
+/// (~0.5 MB on a kernel, below the allocator's mapping threshold) would otherwise grow by
+/// doubling from nothing every batch, each step copied into freshly faulted pages: 38 % of
+/// a kernel run's page faults. As many chunks as are in flight circulate; the merge gives
+/// none back once every batch is claimed, and the workers drop the rest then.
 #[derive(Default)]
 struct Spares(Mutex<Vec<Btf>>);
 
@@ -282,13 +282,10 @@ impl Spares {
         self.0.lock().pop().unwrap_or_default()
     }
 
-    /// Keeps a merged chunk's BTF, emptied, while batches are left to claim (`next` is the
-    /// next batch to be claimed, of `batches`).
-    fn give(&self, mut btf: Btf, next: usize, batches: usize) {
-        if next < batches {
-            btf.clear();
-            self.0.lock().push(btf);
-        }
+    /// Empties a merged chunk's BTF and keeps it for a next batch.
+    fn give(&self, mut btf: Btf) {
+        btf.clear();
+        self.0.lock().push(btf);
     }
 
     /// Drops the spares: no batch is left to take them.
