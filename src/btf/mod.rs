@@ -134,16 +134,6 @@ impl Btf {
         }
     }
 
-    /// Empties a base BTF built with the `add_*` API back to only `void`, keeping its
-    /// buffers' capacity for the next one (the encoder's workers build a chunk a batch).
-    pub fn clear(&mut self) {
-        debug_assert!(self.base.is_none() && self.held == 0);
-        self.words.clear();
-        self.offs.clear();
-        self.strings.clear();
-        self.strs_deduped = true;
-    }
-
     /// An empty split BTF continuing `base`.
     pub fn new_split(base: Arc<Btf>) -> Self {
         Btf {

@@ -51,16 +51,6 @@ impl StringTable {
         t
     }
 
-    /// Empties a base table back to the empty string alone, keeping its capacity.
-    pub fn clear(&mut self) {
-        self.data.clear();
-        self.data.push(0);
-        self.index.clear();
-        self.index
-            .insert_unique(hash_bytes(b""), 0, |&o| hash_bytes(t_str(&[0], o)));
-        self.released = false;
-    }
-
     /// An empty table for split BTF (its offsets continue the base's).
     pub fn new_split() -> Self {
         StringTable::default()

@@ -22,26 +22,6 @@ fn builds_like_libbpf() {
     assert!(btf.add_field(None, int, 8, 0).is_err());
 }
 
-/// A cleared BTF (the encoder's recycled chunks) builds the bytes a new one does: no type,
-/// string or string offset of what it held before survives.
-#[test]
-fn a_cleared_btf_builds_like_a_new_one() {
-    let build = |btf: &mut Btf| {
-        let int = btf.add_int(b"int", 4, kinds::INT_SIGNED).unwrap();
-        btf.add_composite(Kind::Struct, Some(b"s"), 4).unwrap();
-        btf.add_field(Some(b"a"), int, 0, 0).unwrap();
-    };
-    let mut fresh = Btf::new();
-    build(&mut fresh);
-    let mut reused = Btf::new();
-    reused.add_int(b"long", 8, kinds::INT_SIGNED).unwrap();
-    reused.add_int(b"a", 1, 0).unwrap();
-    reused.clear();
-    assert_eq!(reused.type_cnt(), 1);
-    build(&mut reused);
-    assert_eq!(write::to_bytes(&reused), write::to_bytes(&fresh));
-}
-
 #[test]
 fn negative_enum_value_sets_signed() {
     let mut btf = Btf::new();

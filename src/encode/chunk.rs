@@ -239,17 +239,16 @@ impl<'a> EncodeContext<'a, '_> {
         self.types(cu, scratch)
     }
 
-    /// Encodes CUs `range` into a new chunk whose BTF is `btf` (empty: only `void`), handing
-    /// every function with an ELF symbol to `found`; `scratch` is the calling worker's.
+    /// Encodes CUs `range` into a new chunk, handing every function with an ELF symbol to
+    /// `found`; `scratch` is the calling worker's.
     pub fn encode_batch(
         &self,
         range: Range<usize>,
         chunk_index: u32,
-        mut btf: Btf,
         scratch: &mut TypesScratch<'a>,
         found: &mut impl FnMut(FoundFunction<'_, 'a>),
     ) -> Result<Chunk> {
-        debug_assert_eq!(btf.type_cnt(), 1);
+        let mut btf = Btf::new();
         btf.endian = self.endian;
         let mut chunk = Chunk {
             btf,

@@ -128,7 +128,6 @@ impl<'a> WithTable<FuncSummary> for Batches<'_, 'a, '_> {
             }
         }));
         let signature_parts = SignatureParts::default();
-        let spares = Spares::default();
         let outcome = std::thread::scope(|s| -> Result<()> {
             for _ in 0..threads {
                 let worker = Worker {
@@ -140,7 +139,6 @@ impl<'a> WithTable<FuncSummary> for Batches<'_, 'a, '_> {
                     batches: &batches,
                     savers: &savers,
                     signature_parts: &signature_parts,
-                    spares: &spares,
                     tx: tx.clone(),
                 };
                 s.spawn(move || worker.run());
@@ -177,9 +175,6 @@ impl<'a> WithTable<FuncSummary> for Batches<'_, 'a, '_> {
                     merged.cus_skipped += chunk.cus_skipped;
                     merged.workers += chunk.times;
                     merged.chunk_messages.extend(chunk.messages);
-                    if next.load(Ordering::Relaxed) < batches.len() {
-                        spares.give(chunk.btf);
-                    }
                     expected += 1;
                     window.advance(expected);
                     progress.cus_done(merged.cus + merged.cus_skipped);
@@ -221,8 +216,6 @@ struct Worker<'w, 'a, 'c, 's> {
     savers: &'w Owners<'s, FuncSummary>,
     /// Where the saved instances' signature forms are numbered.
     signature_parts: &'w SignatureParts,
-    /// Merged chunks' BTF, emptied, for the next batches.
-    spares: &'w Spares,
     tx: mpsc::Sender<(usize, Result<Chunk>)>,
 }
 
@@ -233,19 +226,14 @@ impl<'a> Worker<'_, 'a, '_, '_> {
         loop {
             let b = self.next.fetch_add(1, Ordering::Relaxed);
             if b >= self.batches.len() || self.failed.load(Ordering::Relaxed) {
-                self.spares.drain();
                 break;
             }
             self.window.wait_for(b);
             let mut instances = Vec::new();
             let mut found = |found: FoundFunction<'_, 'a>| instances.push(self.instance(found));
-            let mut chunk = self.ctx.encode_batch(
-                self.batches[b].clone(),
-                b as u32,
-                self.spares.take(),
-                &mut scratch,
-                &mut found,
-            );
+            let mut chunk =
+                self.ctx
+                    .encode_batch(self.batches[b].clone(), b as u32, &mut scratch, &mut found);
             if let Ok(chunk) = &mut chunk {
                 let save = || self.savers.save(b, instances);
                 self.ctx.timed(&mut chunk.times.save, save);
@@ -265,32 +253,6 @@ impl<'a> Worker<'_, 'a, '_, '_> {
             watch.saved(&instance);
         }
         (entry, instance)
-    }
-}
-
-/// The BTF of merged chunks, emptied, for the workers' next batches. A chunk's buffers
-/// (~0.5 MB on a kernel, below the allocator's mapping threshold) would otherwise grow by
-/// doubling from nothing every batch, each step copied into freshly faulted pages: 38 % of
-/// a kernel run's page faults. As many chunks as are in flight circulate; the merge gives
-/// none back once every batch is claimed, and the workers drop the rest then.
-#[derive(Default)]
-struct Spares(Mutex<Vec<Btf>>);
-
-impl Spares {
-    /// An empty BTF for the next chunk: a spare, else a new one.
-    fn take(&self) -> Btf {
-        self.0.lock().pop().unwrap_or_default()
-    }
-
-    /// Empties a merged chunk's BTF and keeps it for a next batch.
-    fn give(&self, mut btf: Btf) {
-        btf.clear();
-        self.0.lock().push(btf);
-    }
-
-    /// Drops the spares: no batch is left to take them.
-    fn drain(&self) {
-        drop(std::mem::take(&mut *self.0.lock()));
     }
 }
 
