@@ -36,7 +36,7 @@ use crate::btf::distill::distill_base;
 use crate::btf::store::Store;
 use crate::btf::write::HeaderForm;
 use crate::btf::{write, Btf};
-use crate::config::{Config, Output};
+use crate::config::{Config, Features, Output};
 use crate::dedup::{dedup_store, store_with_base, DedupOptions};
 use crate::dwarf::error::DwarfCause;
 use crate::dwarf::foreign::UnitIndex;
@@ -228,6 +228,17 @@ fn dedup_threads(jobs: usize) -> usize {
     (jobs + 1).min(cpus).max(1)
 }
 
+/// The ELF's functions table, with the kfuncs' flags when `decl_tag_kfuncs` is on, and the
+/// messages that finding them printed.
+fn elf_functions(elf: &Elf<'_>, features: &Features) -> Result<(ElfFunctions, Vec<String>)> {
+    let mut funcs = ElfFunctions::collect(elf)?;
+    let mut messages = Vec::new();
+    if features.decl_tag_kfuncs {
+        messages.extend(collect_kfuncs(elf, &mut funcs)?);
+    }
+    Ok((funcs, messages))
+}
+
 /// Writes the BTF where `config.output` says; returns the size of the `.BTF` data written.
 ///
 /// Split BTF written into an ELF with `distilled_base` becomes libbpf's distilled pair, as in
@@ -304,20 +315,29 @@ pub fn encode(
         release_info_pages(mapped, info, range.clone());
         sections.release_units(range);
     };
-    let headers = unit_headers_releasing(&dwarf, path, &release)?;
-    let units = UnitIndex::new(&dwarf, headers).map_err(|e| Error::BadDwarf {
-        path: path.to_path_buf(),
-        offset: 0,
-        cause: DwarfCause::Read(e),
-    })?;
+    // The ELF functions table is built beside the unit headers and the variables' symbol
+    // index (on the reference vmlinux 20 ms against 21 + 5, on 7.3 44 against 33 + 10);
+    // errors are reported in the order the steps would run one after the other.
+    let (units, funcs, vars) = std::thread::scope(|s| {
+        let funcs = s.spawn(|| elf_functions(elf, &config.features));
+        let units = unit_headers_releasing(&dwarf, path, &release).and_then(|headers| {
+            UnitIndex::new(&dwarf, headers).map_err(|e| Error::BadDwarf {
+                path: path.to_path_buf(),
+                offset: 0,
+                cause: DwarfCause::Read(e),
+            })
+        });
+        let vars = VarEncoder::new(elf, &config.features);
+        let funcs = funcs
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (units, funcs, vars)
+    });
+    let units = units?;
     let headers = units.headers();
     progress.cus(headers.len());
-    let mut funcs = ElfFunctions::collect(elf)?;
-    let mut messages = Vec::new();
-    if config.features.decl_tag_kfuncs {
-        messages.extend(collect_kfuncs(elf, &mut funcs)?);
-    }
-    let vars = VarEncoder::new(elf, &config.features)?;
+    let (funcs, mut messages) = funcs?;
+    let vars = vars?;
     // Reading 2,000 unit headers faults in their pages (and the kernel's fault-around, 64 KiB
     // each), and the variables' index reads every relocation of a module's `.debug_info`:
     // give them back; each CU's pages come back while a worker reads it.
