@@ -123,8 +123,9 @@ pub struct DedupOptions {
     /// Make every signature hash collide (libbpf's testing knob). The result is identical;
     /// only the time changes (quadratically).
     pub force_collisions: bool,
-    /// Threads for the passes that split by type id (0: one per core). The result does not
-    /// depend on it.
+    /// Threads for the passes that split by type id and for ordering the reference types
+    /// beside the struct phase (0: one per core; never more than one per core). The result
+    /// does not depend on it.
     pub threads: usize,
     /// Called after the phases that free much of what they built (the setup's copies, the
     /// struct phase's hypothetical map, the reference classes, the store's positions), so
@@ -281,7 +282,7 @@ impl Dedup {
             table: CandTable::new(opts.force_collisions, cnt / 4),
             equiv_stack: Vec::new(),
             progress: Arc::new(StructFrontier::default()),
-            threads: opts.threads,
+            threads: par::threads_for(opts.threads),
             freed: opts.freed,
             marks: Vec::new(),
             resident: Vec::new(),

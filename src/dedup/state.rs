@@ -186,6 +186,8 @@ pub(crate) struct Dedup {
     /// How far phases 2–4 are, for the thread classifying reference types meanwhile: every
     /// id below it is processed (`refs::DONE`: the phases are over).
     pub(crate) progress: Arc<StructFrontier>,
+    /// Threads to use, at most one per core: with one, the reference types are ordered
+    /// after the struct phase instead of beside it.
     pub(super) threads: usize,
     /// [`super::DedupOptions::freed`].
     pub(super) freed: Option<fn()>,

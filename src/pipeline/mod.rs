@@ -182,7 +182,10 @@ pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
         // The dedup adds no string: the index of the strings need not stand under its peak.
         btf.release_string_index();
         let opts = DedupOptions {
-            threads: dedup_threads(config.jobs),
+            // The threads the encoding ran: its workers and the main thread that merged
+            // their chunks (the dedup takes at most one per CPU). At -j1 the reference
+            // types are then ordered beside the struct phase, as at -j2.
+            threads: config.jobs + 1,
             freed: Some(host.freed),
             ..DedupOptions::default()
         };
@@ -218,14 +221,6 @@ pub fn run(config: &Config, mut host: Host<'_>) -> Result<Summary> {
     summary.phases.push(start.end("write"));
     summary.seconds = start.elapsed();
     Ok(summary)
-}
-
-/// The dedup's threads: those the encoding ran, its `jobs` workers and the main thread that
-/// merged their chunks, at most one per CPU. At -j1 the reference types are then ordered on
-/// the second thread while the struct phase runs, as they are at -j2.
-fn dedup_threads(jobs: usize) -> usize {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (jobs + 1).min(cpus).max(1)
 }
 
 /// The ELF's functions table, with the kfuncs' flags when `decl_tag_kfuncs` is on, and the
