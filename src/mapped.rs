@@ -5,7 +5,7 @@
 //! caller states why its file holds still.
 
 use std::fs::File;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
@@ -16,6 +16,8 @@ use crate::error::{Error, Result};
 pub struct Mapped {
     path: PathBuf,
     map: Mmap,
+    /// The file itself, for [`Mapped::read_from_file`].
+    file: File,
 }
 
 impl Mapped {
@@ -53,6 +55,7 @@ impl Mapped {
         Ok(Mapped {
             path: path.to_path_buf(),
             map,
+            file,
         })
     }
 
@@ -66,15 +69,32 @@ impl Mapped {
         &self.path
     }
 
+    /// Where `bytes` lie in the file, when they are a slice of the mapped bytes (not of a
+    /// decompressed section's copy, say).
+    fn range_of(&self, bytes: &[u8]) -> Option<std::ops::Range<usize>> {
+        let start = (bytes.as_ptr() as usize).checked_sub(self.map.as_ptr() as usize)?;
+        let end = start.checked_add(bytes.len())?;
+        (end <= self.map.len()).then_some(start..end)
+    }
+
     /// [`Mapped::release`] for a slice of the mapped bytes (nothing when `bytes` lies
     /// elsewhere, as a decompressed section's copy does).
     pub fn release_slice(&self, bytes: &[u8]) {
-        let base = self.map.as_ptr() as usize;
-        let Some(start) = (bytes.as_ptr() as usize).checked_sub(base) else {
-            return;
-        };
-        if start.saturating_add(bytes.len()) <= self.map.len() {
-            self.release(start..start + bytes.len());
+        if let Some(range) = self.range_of(bytes) {
+            self.release(range);
+        }
+    }
+
+    /// Copies `bytes`, a slice of the mapped bytes, into `out` (as long) by reading the file,
+    /// so that no page of the mapping becomes resident.
+    pub fn read_from_file(&self, bytes: &[u8], out: &mut [u8]) -> std::io::Result<()> {
+        match self.range_of(bytes) {
+            Some(range) if out.len() == range.len() => {
+                self.file.read_exact_at(out, range.start as u64)
+            }
+            _ => Err(std::io::Error::other(
+                "the bytes to read are not of the mapped file",
+            )),
         }
     }
 

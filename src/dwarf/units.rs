@@ -17,7 +17,7 @@ use std::path::Path;
 
 use crate::btf::Endian;
 use crate::dwarf::error::DwarfCause;
-use crate::dwarf::relocated::RelocatedUnits;
+use crate::dwarf::unit_copies::UnitCopies;
 use crate::error::{Error, Result};
 use crate::input::elf::Elf;
 use crate::mapped::Mapped;
@@ -39,9 +39,10 @@ pub struct DebugSections<'a> {
     endian: RunTimeEndian,
     /// The supplementary file's sections (`dwz -m`), copied out of it.
     sup: Option<Box<DebugSections<'static>>>,
-    /// `.debug_info` relocated unit by unit ([`DebugSections::load_by_unit`]); `info` is
-    /// then the unrelocated section, which only the unit headers are listed from.
-    by_unit: Option<RelocatedUnits<'a>>,
+    /// `.debug_info` read (and relocated) unit by unit ([`DebugSections::load_by_unit`]);
+    /// `info` is then the section as the file holds it, which the unit headers are listed
+    /// from.
+    by_unit: Option<UnitCopies<'a>>,
 }
 
 impl<'a> DebugSections<'a> {
@@ -58,9 +59,11 @@ impl<'a> DebugSections<'a> {
         Self::load_own(elf, sup, false)
     }
 
-    /// [`DebugSections::load`], except that a relocatable object's `.debug_info` is relocated
-    /// unit by unit as [`DebugSections::unit_header`] reads its units, when the object allows
-    /// it (`Elf::range_relocations`; no type units, no supplementary file); otherwise whole.
+    /// [`DebugSections::load`], except that `.debug_info` is read from the file unit by unit
+    /// as [`DebugSections::unit_header`] reads its units (and a relocatable object's
+    /// relocated), when the input allows it (the section uncompressed, no type units, no
+    /// supplementary file, a relocatable object's relocations as `Elf::range_relocations`
+    /// takes them); otherwise whole.
     pub fn load_by_unit(elf: &Elf<'a>) -> Result<Option<Self>> {
         if !elf.has_section(".debug_info") {
             return Ok(None);
@@ -80,7 +83,7 @@ impl<'a> DebugSections<'a> {
         by_unit: bool,
     ) -> Result<Option<Self>> {
         let by_unit = match by_unit {
-            true => relocated_by_unit(elf)?,
+            true => copies_by_unit(elf)?,
             false => None,
         };
         let info = match &by_unit {
@@ -109,9 +112,9 @@ impl<'a> DebugSections<'a> {
         }))
     }
 
-    /// The unit of `header` ready to read: when `.debug_info` is relocated unit by unit,
-    /// its header read again from the relocated bytes (a listed header's abbreviation offset
-    /// and entries are the unrelocated ones), else `header` itself.
+    /// The unit of `header` ready to read: when `.debug_info` is read unit by unit, its
+    /// header read again from the unit's copy (a listed header's abbreviation offset and
+    /// entries are those of the mapped, unrelocated section), else `header` itself.
     pub fn unit_header<'s>(
         &'s self,
         header: UnitHeader<R<'s>>,
@@ -147,12 +150,18 @@ impl<'a> DebugSections<'a> {
         ))
     }
 
-    /// Gives back the relocated bytes of the units in `range` of `.debug_info`, when it is
-    /// relocated unit by unit; their readers must be done with them.
+    /// Gives back the copies of the units in `range` of `.debug_info`, when it is read unit
+    /// by unit; their readers must be done with them.
     pub fn release_units(&self, range: std::ops::Range<usize>) {
         if let Some(units) = &self.by_unit {
             units.release(range);
         }
+    }
+
+    /// Whether `.debug_info` is read unit by unit, so that the workers never read its mapped
+    /// pages.
+    pub fn copies_units(&self) -> bool {
+        self.by_unit.is_some()
     }
 
     /// The same sections, owned.
@@ -238,22 +247,46 @@ fn run_time_endian(endian: Endian) -> RunTimeEndian {
     }
 }
 
-/// `.debug_info` of `elf`, to be relocated unit by unit, when its relocations allow it and
-/// every unit is a compile or partial unit (type units are read across units).
-fn relocated_by_unit<'a>(elf: &Elf<'a>) -> Result<Option<RelocatedUnits<'a>>> {
-    let Some(relocations) = elf.range_relocations(".debug_info")? else {
-        return Ok(None);
+/// `.debug_info` of `elf`, to be read (and relocated) unit by unit, when it lies in the file
+/// uncompressed, a relocatable object's relocations allow it, and every unit is a compile or
+/// partial unit (type units are read across units).
+fn copies_by_unit<'a>(elf: &Elf<'a>) -> Result<Option<UnitCopies<'a>>> {
+    let (bytes, relocations) = if elf.relocatable {
+        let Some(relocations) = elf.range_relocations(".debug_info")? else {
+            return Ok(None);
+        };
+        (relocations.bytes(), Some(relocations))
+    } else {
+        let Some(Cow::Borrowed(bytes)) = elf.section_data(".debug_info")? else {
+            return Ok(None);
+        };
+        (bytes, None)
     };
-    let mut units = gimli::DebugInfo::new(relocations.bytes(), run_time_endian(elf.endian)).units();
+    let only_compile_units = only_compile_units(bytes, run_time_endian(elf.endian), elf.mapped());
+    elf.mapped().release_slice(bytes);
+    Ok(only_compile_units.then(|| UnitCopies::new(elf.mapped(), bytes, relocations, elf.path())))
+}
+
+/// Whether every unit of `.debug_info` (`bytes`, a slice of `mapped`) is a compile or
+/// partial unit, the pages read releasing every [`RELEASE_EVERY`] headers as
+/// [`unit_headers_releasing`] does.
+fn only_compile_units(bytes: &[u8], endian: RunTimeEndian, mapped: &Mapped) -> bool {
+    let mut units = gimli::DebugInfo::new(bytes, endian).units();
+    let mut listed = 0;
     while let Ok(Some(header)) = units.next() {
         if !matches!(
             header.type_(),
             gimli::UnitType::Compilation | gimli::UnitType::Partial
         ) {
-            return Ok(None);
+            return false;
+        }
+        listed += 1;
+        if listed % RELEASE_EVERY == 0 {
+            let read = header.offset().0;
+            mapped.release_slice(&bytes[..read]);
         }
     }
-    RelocatedUnits::new(relocations, elf.path()).map(Some)
+    true
 }
 
 /// Reads the debug sections of the supplementary file that `.gnu_debugaltlink` (`link`: a path
@@ -476,8 +509,8 @@ impl<'a> Cu<'a> {
     }
 
     /// The section offset of `bytes`, a slice of this unit's entries (`None` when it lies
-    /// elsewhere). The unit's bytes need not lie at their section offset in memory: a
-    /// module's are relocated unit by unit.
+    /// elsewhere). The unit's bytes need not lie at their section offset in memory: they
+    /// are usually a copy of the unit alone ([`DebugSections::load_by_unit`]).
     pub fn section_offset_of(&self, bytes: &[u8]) -> Option<u64> {
         let header_size = self.header.header_size();
         let entries = self.header.range_from(UnitOffset(header_size)..).ok()?;

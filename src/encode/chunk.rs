@@ -36,8 +36,8 @@ pub struct EncodeContext<'a, 'd> {
     pub path: &'d Path,
     /// The input's DWARF sections.
     pub dwarf: &'d gimli::Dwarf<R<'a>>,
-    /// The same sections, which ready each unit for reading (a module's `.debug_info` is
-    /// relocated unit by unit).
+    /// The same sections, which ready each unit for reading (`.debug_info` is usually read
+    /// from the file unit by unit, a module's relocated).
     pub sections: &'a DebugSections<'a>,
     /// Every unit header, `.debug_info`'s then `.debug_types`', in order; a CU's index is its
     /// position here. Type units are encoded as CUs too (a type unit no CU references still

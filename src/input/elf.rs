@@ -162,6 +162,11 @@ impl<'a> Elf<'a> {
         self.path
     }
 
+    /// The mapped file.
+    pub fn mapped(&self) -> &'a Mapped {
+        self.mapped
+    }
+
     /// Every section header.
     pub fn sections(&self) -> Vec<SectionInfo> {
         self.file

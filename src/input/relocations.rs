@@ -78,11 +78,9 @@ impl<'a> RangeRelocations<'a> {
         }
     }
 
-    /// Copies `range` of the section into `out` (as long as the range) with the relocations
-    /// that fall in it applied. The source bytes and the entries read leave the resident set.
-    pub fn relocate_into(&self, range: Range<usize>, out: &mut [u8]) -> Result<()> {
-        let src = &self.bytes[range.clone()];
-        out.copy_from_slice(src);
+    /// Applies the relocations that fall in `range` of the section to `out`, a copy of that
+    /// range. The entries read leave the resident set.
+    pub fn apply(&self, range: Range<usize>, out: &mut [u8]) -> Result<()> {
         let e = self.endian;
         let offset = |r: &Rela64<object::Endianness>| r.r_offset.get(e);
         let lo = self
@@ -107,7 +105,6 @@ impl<'a> RangeRelocations<'a> {
             })?;
             write_slot(slot, value, self.target);
         }
-        self.mapped.release_slice(src);
         self.mapped.release_slice(object::pod::bytes_of_slice(used));
         Ok(())
     }

@@ -97,7 +97,8 @@ pub(super) fn encoding_held(
             what: format!(
                 "resident DWARF: the input's mapped pages, before the main thread drops them \
                  every {RELEASE_DWARF_EVERY} batches and after each of the last \
-                 {RELEASE_DWARF_EVERY} (workers drop each CU's as they finish)"
+                 {RELEASE_DWARF_EVERY} (the CUs themselves are read from the file, or dropped as \
+                 they finish)"
             ),
             bytes: (dwarf_peak_mib << 20) as usize,
         },
@@ -111,9 +112,10 @@ pub(super) fn encoding_held(
     ]
 }
 
-/// Drops the resident pages of a finished CU's `.debug_info` range when the section is
-/// mapped straight from the file (not decompressed or relocated into memory). The 64 KiB
-/// before the CU go too: the kernel's fault-around maps them in with the CU's first page.
+/// Drops the resident pages of a `.debug_info` range (the unit headers the scan has read, or
+/// a finished CU's when the units are read through the mapping) when the section is mapped
+/// straight from the file (not decompressed into memory). The 64 KiB before the range go
+/// too: the kernel's fault-around maps them in with the range's first page.
 pub(super) fn release_info_pages(mapped: &Mapped, info: &[u8], range: Range<usize>) {
     let map = mapped.bytes().as_ptr_range();
     let info_start = info.as_ptr();

@@ -306,8 +306,13 @@ pub fn encode(
     };
     let dwarf = sections.dwarf();
     let info = sections.info_bytes();
+    let release_headers = |range: Range<usize>| release_info_pages(mapped, info, range);
+    // A CU read from the file left no mapped page behind.
+    let copies_units = sections.copies_units();
     let release = |range: Range<usize>| {
-        release_info_pages(mapped, info, range.clone());
+        if !copies_units {
+            release_info_pages(mapped, info, range.clone());
+        }
         sections.release_units(range);
     };
     // The ELF functions table is built beside the unit headers and the variables' symbol
@@ -315,7 +320,7 @@ pub fn encode(
     // errors are reported in the order the steps would run one after the other.
     let (units, funcs, vars) = std::thread::scope(|s| {
         let funcs = s.spawn(|| elf_functions(elf, &config.features));
-        let units = unit_headers_releasing(&dwarf, path, &release).and_then(|headers| {
+        let units = unit_headers_releasing(&dwarf, path, &release_headers).and_then(|headers| {
             UnitIndex::new(&dwarf, headers).map_err(|e| Error::BadDwarf {
                 path: path.to_path_buf(),
                 offset: 0,

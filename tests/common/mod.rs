@@ -24,10 +24,11 @@ pub fn map(path: &Path) -> dwarf2btf::input::elf::Mapped {
     unsafe { dwarf2btf::input::elf::Mapped::open(path) }.unwrap()
 }
 
-/// Relocates every unit of the relocatable object `path`'s `.debug_info` on its own, as the
-/// encoder does, and checks each against the same range of the whole relocated copy; returns
-/// the number of units. Panics when the object cannot be relocated unit by unit.
+/// Reads every unit of the relocatable object `path`'s `.debug_info` on its own, relocated, as
+/// the encoder does, and checks each against the same range of the whole relocated copy;
+/// returns the number of units. Panics when the object cannot be relocated unit by unit.
 pub fn assert_units_relocate_as_the_whole_section(path: &Path) -> usize {
+    use dwarf2btf::dwarf::unit_copies::UnitCopies;
     use dwarf2btf::input::elf::Elf;
     let mapped = map(path);
     let elf = Elf::parse(&mapped).unwrap();
@@ -36,19 +37,20 @@ pub fn assert_units_relocate_as_the_whole_section(path: &Path) -> usize {
         .range_relocations(".debug_info")
         .unwrap()
         .unwrap_or_else(|| panic!("{}: not relocatable unit by unit", path.display()));
+    let bytes = by_range.bytes();
+    let copies = UnitCopies::new(&mapped, bytes, Some(by_range), path);
     let endian = gimli::RunTimeEndian::Little;
-    let mut units = gimli::DebugInfo::new(by_range.bytes(), endian).units();
+    let mut units = gimli::DebugInfo::new(bytes, endian).units();
     let mut count = 0;
     while let Some(header) = units.next().unwrap() {
         let start = header.offset().0;
         let range = start..start + header.length_including_self();
-        let mut unit = vec![0; range.len()];
-        by_range.relocate_into(range.clone(), &mut unit).unwrap();
         assert!(
-            unit == whole[range.clone()],
+            copies.unit(range.clone()).unwrap() == &whole[range.clone()],
             "{}: the unit at {range:?} relocated on its own differs from the whole copy",
             path.display()
         );
+        copies.release(range);
         count += 1;
     }
     count
