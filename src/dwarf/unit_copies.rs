@@ -176,16 +176,26 @@ mod tests {
         let mapped = unsafe { Mapped::open(&path) }.unwrap();
         let section = &mapped.bytes()[7..];
         let copies = UnitCopies::new(&mapped, section, None, &path);
-        let units = [0..KEEP + 5000, KEEP + 5000..KEEP + 9000, 100..2 * KEEP + 100];
+        let units = [
+            0..KEEP + 5000,
+            KEEP + 5000..KEEP + 9000,
+            100..2 * KEEP + 100,
+        ];
         for round in 0..2 {
             for unit in units.iter().skip(round) {
                 let read = copies.unit(unit.clone()).unwrap();
-                assert!(read == &section[unit.clone()], "unit {unit:?}, round {round}");
+                assert!(
+                    read == &section[unit.clone()],
+                    "unit {unit:?}, round {round}"
+                );
                 copies.release(unit.clone());
             }
         }
         assert_eq!(copies.buffers.lock().spare.len(), 1);
         let outside = copies.unit(section.len() - 1..section.len() + 1);
-        assert!(outside.unwrap_err().to_string().contains("outside the section"));
+        assert!(outside
+            .unwrap_err()
+            .to_string()
+            .contains("outside the section"));
     }
 }
