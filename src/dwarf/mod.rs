@@ -1,8 +1,9 @@
 //! DWARF decoding: compile units and the per-CU type model pahole's loader builds.
 //!
 //! `units` finds the compile units (whose `.debug_info` bytes `unit_copies` reads from the
-//! file, a unit at a time, as the workers take them: relocated for a module); per CU, `types` builds the type model (walking every DIE
-//! with `dies`' cursor), `variables` the variables and `functions` the function model. `functions` reads parameter locations with
+//! file, a unit at a time, as the workers take them: relocated for a module); per CU, `types`
+//! builds the type model (walking every DIE with `dies`' cursor), `variables` the variables
+//! and `functions` the function model. `functions` reads parameter locations with
 //! `locations` (over `expr`, the DWARF expression decoder) and asks `layout` whether a struct
 //! is packed. `cycles` finds the types no C type can be, `die_starts` where the DIEs a
 //! reference may lead to start.
