@@ -61,9 +61,9 @@ impl<'a> DebugSections<'a> {
 
     /// [`DebugSections::load`], except that `.debug_info` is read from the file unit by unit
     /// as [`DebugSections::unit_header`] reads its units (and a relocatable object's
-    /// relocated), when the input allows it (the section uncompressed, no type units, no
-    /// supplementary file, a relocatable object's relocations as `Elf::range_relocations`
-    /// takes them); otherwise whole.
+    /// relocated), when the input allows it (the section uncompressed, no `.debug_types`, no
+    /// supplementary file; for a relocatable object, no type units and its relocations as
+    /// `Elf::range_relocations` takes them); otherwise whole.
     pub fn load_by_unit(elf: &Elf<'a>) -> Result<Option<Self>> {
         if !elf.has_section(".debug_info") {
             return Ok(None);
@@ -248,13 +248,17 @@ fn run_time_endian(endian: Endian) -> RunTimeEndian {
 }
 
 /// `.debug_info` of `elf`, to be read (and relocated) unit by unit, when it lies in the file
-/// uncompressed, a relocatable object's relocations allow it, and every unit is a compile or
-/// partial unit (type units are read across units).
+/// uncompressed and, for a relocatable object, its relocations allow it and every unit is a
+/// compile or partial unit (a type unit is read from other units, which see the mapped
+/// section: unrelocated there, as the file holds it otherwise).
 fn copies_by_unit<'a>(elf: &Elf<'a>) -> Result<Option<UnitCopies<'a>>> {
     let (bytes, relocations) = if elf.relocatable {
         let Some(relocations) = elf.range_relocations(".debug_info")? else {
             return Ok(None);
         };
+        if !only_compile_units(relocations.bytes(), run_time_endian(elf.endian)) {
+            return Ok(None);
+        }
         (relocations.bytes(), Some(relocations))
     } else {
         let Some(Cow::Borrowed(bytes)) = elf.section_data(".debug_info")? else {
@@ -262,28 +266,23 @@ fn copies_by_unit<'a>(elf: &Elf<'a>) -> Result<Option<UnitCopies<'a>>> {
         };
         (bytes, None)
     };
-    let only_compile_units = only_compile_units(bytes, run_time_endian(elf.endian), elf.mapped());
-    elf.mapped().release_slice(bytes);
-    Ok(only_compile_units.then(|| UnitCopies::new(elf.mapped(), bytes, relocations, elf.path())))
+    Ok(Some(UnitCopies::new(
+        elf.mapped(),
+        bytes,
+        relocations,
+        elf.path(),
+    )))
 }
 
-/// Whether every unit of `.debug_info` (`bytes`, a slice of `mapped`) is a compile or
-/// partial unit, the pages read releasing every [`RELEASE_EVERY`] headers as
-/// [`unit_headers_releasing`] does.
-fn only_compile_units(bytes: &[u8], endian: RunTimeEndian, mapped: &Mapped) -> bool {
+/// Whether every unit of `.debug_info` (`bytes`) is a compile or partial unit.
+fn only_compile_units(bytes: &[u8], endian: RunTimeEndian) -> bool {
     let mut units = gimli::DebugInfo::new(bytes, endian).units();
-    let mut listed = 0;
     while let Ok(Some(header)) = units.next() {
         if !matches!(
             header.type_(),
             gimli::UnitType::Compilation | gimli::UnitType::Partial
         ) {
             return false;
-        }
-        listed += 1;
-        if listed % RELEASE_EVERY == 0 {
-            let read = header.offset().0;
-            mapped.release_slice(&bytes[..read]);
         }
     }
     true

@@ -25,8 +25,13 @@
 //! The type-id fields are those of libbpf's `BTF_FIELD_ITER_IDS` except FWD's `type` word,
 //! which stays in the template (it is not a reference, and is 0 in every encoder's output).
 
+mod bits;
 mod positions;
 
+use bits::{
+    bits_of_distance, code_of_bits, offset_of_width, pack_bits, width_mask, width_of_code,
+    WIDTH_CODE,
+};
 use hashbrown::HashTable;
 use positions::{Positions, PositionsView};
 use rustc_hash::FxHasher;
@@ -35,8 +40,6 @@ use std::hash::{Hash, Hasher};
 use super::kinds::{self, kind, Kind, MAX_NR_TYPES};
 use crate::error::{LimitError, RecordError, Result};
 
-/// In a record's header byte: the code of its ids' width (see [`width_of_code`]).
-const WIDTH_CODE: u8 = 0x0f;
 /// In a record's header byte: how many bytes of template number follow it.
 const NUMBER_BYTES_SHIFT: u32 = 4;
 /// In a record's header byte: where the template number's low bits are.
@@ -326,44 +329,6 @@ fn id_word(info: u32, k: usize) -> usize {
     }
 }
 
-/// The bit width of the ids of a record whose header holds width code `code`: 0, 2, 4 ...
-/// 28, and 32 for the last code.
-#[inline(always)]
-fn width_of_code(code: u8) -> u32 {
-    if code == WIDTH_CODE {
-        32
-    } else {
-        2 * u32::from(code)
-    }
-}
-
-/// The code of the narrowest width that holds `bits` bits.
-fn code_of_bits(bits: u32) -> u8 {
-    if bits > width_of_code(WIDTH_CODE - 1) {
-        WIDTH_CODE
-    } else {
-        bits.div_ceil(2) as u8
-    }
-}
-
-/// The low `width` bits set.
-#[inline(always)]
-fn width_mask(width: u32) -> u32 {
-    ((1u64 << width) - 1) as u32
-}
-
-/// What distances packed in `width` bits are offset by: 2^(width-1), 0 for no bits.
-#[inline(always)]
-fn offset_of_width(width: u32) -> u32 {
-    ((1u64 << width) >> 1) as u32
-}
-
-/// The bits a signed distance takes: `d` fits `w` bits offset by 2^(w-1) from this many on.
-fn bits_of_distance(d: u32) -> u32 {
-    let d = d as i32;
-    32 - ((d << 1) ^ (d >> 31)).leading_zeros()
-}
-
 fn hash_words(words: &[u32]) -> u64 {
     let mut h = FxHasher::default();
     words.hash(&mut h);
@@ -651,25 +616,6 @@ impl Store {
 fn template_words<'t>(tpls: &'t [u32], tpl_offs: &[u32], number: u32) -> &'t [u32] {
     let off = tpl_offs[number as usize] as usize;
     &tpls[off..off + kinds::record_words_of(tpls[off + 1])]
-}
-
-/// Writes each of the distances `values` in `width` bits, offset by 2^(width-1), back to back
-/// from the first bit of `out`, whose bytes are zero and at least 8 past the last one written.
-/// The bits gather in a register and go out four bytes at a time: writing each value into
-/// the 8 bytes around it made every write wait for the one before it, whose bytes it
-/// overlaps (37 % of the merge's time in that loop on the reference vmlinux).
-fn pack_bits(out: &mut [u8], values: &[u32], width: u32) {
-    let (offset, mask) = (offset_of_width(width), width_mask(width));
-    let (mut bits, mut held, mut at) = (0u64, 0u32, 0usize);
-    for &d in values {
-        bits |= u64::from(d.wrapping_add(offset) & mask) << held;
-        held += width;
-        if held >= 32 {
-            out[at..at + 4].copy_from_slice(&(bits as u32).to_le_bytes());
-            (bits, held, at) = (bits >> 32, held - 32, at + 4);
-        }
-    }
-    out[at..at + 4].copy_from_slice(&(bits as u32).to_le_bytes());
 }
 
 /// Checks that record `id` is at least the three common words and exactly as long as its kind
