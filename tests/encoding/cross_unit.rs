@@ -4,8 +4,9 @@
 //! plainly, by two judges: dwarf2btf's own `diff` against its BTF of the plain build, and —
 //! independent of dwarf2btf — Debian pahole's BTF of the plain build, both rendered by bpftool
 //! and `scripts/check/btf-canon.py` (`tests/common/judge.rs`); dwz output, which pahole 1.32 reads by
-//! merging every CU into one, must also give pahole 1.32's BTF of it, by that judge. LTO, which
-//! pahole reads by merging every CU into one, must give Debian pahole's BTF, by that judge.
+//! merging every CU into one, must also give pahole 1.32's BTF of it, by that judge. LTO (linked
+//! as a shared library, and relocatable as a clang-LTO kernel module is), which pahole reads by
+//! merging every CU into one, must give Debian pahole's BTF, by that judge.
 //! Every test first checks that the input
 //! really has what it is about, so that a compiler which ignores a flag cannot make it pass.
 
@@ -229,17 +230,70 @@ fn lto_matches_debian_pahole() {
         let mut flags = vec!["-O2", &dwarf, "-flto", "-shared", "-fPIC"];
         flags.extend(linker);
         let lto = build(&dir, &format!("{cc}-lto{version}.so"), cc, &flags);
-        let forms = run_ok(
-            Command::new(tool("llvm-dwarfdump"))
-                .args(["-v", "--debug-info"])
-                .arg(&lto),
-        );
-        assert!(
-            text(&forms).contains("DW_FORM_ref_addr"),
-            "{cc}, DWARF {version}: -flto made no cross-CU reference"
-        );
+        assert_cross_unit_refs(&lto, &format!("{cc}, DWARF {version}"));
         assert_same_by_bpftool(&pahole_btf_of(&lto), &btf_of(&lto));
     }
+}
+
+/// clang LTO linked relocatable (`ld.lld -r`), as a clang-LTO kernel module is: the
+/// cross-CU references are `DW_FORM_ref_addr` fields that only a relocation against
+/// `.debug_info` fills in (RELA: the field itself holds 0), and the referenced DIEs' names
+/// are relocated too, so a reader of the unrelocated section would name every imported type
+/// after the string at offset 0.
+#[test]
+fn relocatable_lto_matches_debian_pahole() {
+    let dir = scratch("cross_unit_lto_relocatable");
+    for version in ["4", "5"] {
+        let dwarf = format!("-gdwarf-{version}");
+        let objects: Vec<PathBuf> = ["a", "b"]
+            .into_iter()
+            .map(|unit| {
+                let out = dir.join(format!("xunit_{unit}-lto{version}.o"));
+                run_ok(
+                    Command::new(tool("clang"))
+                        .args(["-O2", &dwarf, "-flto", "-c"])
+                        .arg(format!("{SRC}/xunit_{unit}.c"))
+                        .arg("-o")
+                        .arg(&out),
+                );
+                out
+            })
+            .collect();
+        let linked = dir.join(format!("xunit-lto{version}.o"));
+        run_ok(
+            Command::new(tool("ld.lld"))
+                .arg("-r")
+                .args(&objects)
+                .arg("-o")
+                .arg(&linked),
+        );
+        assert_cross_unit_refs(&linked, &format!("clang -r, DWARF {version}"));
+        let relocs = run_ok(Command::new(tool("readelf")).arg("-rW").arg(&linked));
+        let relocs = text(&relocs);
+        let in_info = relocs
+            .split("Relocation section")
+            .find(|s| s.contains("'.rela.debug_info'"))
+            .unwrap_or_default();
+        assert!(
+            in_info.lines().any(|l| l.contains(" .debug_info + ")),
+            "DWARF {version}: no relocation against .debug_info:\n{relocs}"
+        );
+        assert_same_by_bpftool(&pahole_btf_of(&linked), &btf_of(&linked));
+    }
+}
+
+/// Fails unless `input`'s DWARF has a cross-CU reference (`DW_FORM_ref_addr`), so that a
+/// compiler ignoring `-flto` cannot make an LTO test pass; `what` names the build.
+fn assert_cross_unit_refs(input: &Path, what: &str) {
+    let forms = run_ok(
+        Command::new(tool("llvm-dwarfdump"))
+            .args(["-v", "--debug-info"])
+            .arg(input),
+    );
+    assert!(
+        text(&forms).contains("DW_FORM_ref_addr"),
+        "{what}: -flto made no cross-CU reference"
+    );
 }
 
 /// Negative control of the independent judge: a BTF file against itself passes, and with one
