@@ -12,7 +12,7 @@ use super::hypot::HypotMap;
 use super::records::Recs;
 use super::table::CandTable;
 use crate::btf::kinds::kind;
-use crate::btf::store::{Rec, View};
+use crate::btf::store::{Rec, RecIds, View};
 use crate::measure::Held;
 use crate::sync::AtomicU32;
 
@@ -41,6 +41,12 @@ impl<'a> Graph<'a> {
     #[inline(always)]
     pub(crate) fn rec(self, id: u32) -> Rec<'a> {
         self.view.rec(id)
+    }
+
+    /// The template number and ids of `id`'s record, its template words unread.
+    #[inline(always)]
+    pub(crate) fn rec_ids(self, id: u32) -> RecIds<'a> {
+        self.view.rec_ids(id)
     }
 
     /// The raw kind of `id`, without reading its record.

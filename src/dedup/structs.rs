@@ -21,8 +21,10 @@
 //!
 //! On the kernel this phase is most of dedup: a dependent chain of pair steps, each reading
 //! the record the previous one pointed at. `ahead.rs` streams the records and per-id entries
-//! ahead of the loop into the outer caches, and queuing a pair decides it at once when both
-//! sides already map to one type. The figures behind this, and the ideas tried and dropped, are in
+//! ahead of the loop into the outer caches, queuing a pair decides it at once when both
+//! sides already map to one type, and a step whose two records have the same template reads
+//! only the canonical side's ids (its template words, a dependent load of their own, stay
+//! unread). The figures behind this, and the ideas tried and dropped, are in
 //! `docs/dedup-performance.md`.
 
 use super::ahead::Ahead;
@@ -31,7 +33,7 @@ use super::hash::{self, kind_of, vlen};
 use super::hypot::HypotMap;
 use super::state::{Dedup, Graph};
 use crate::btf::kinds::kind;
-use crate::btf::store::Rec;
+use crate::btf::store::{Rec, RecIds};
 use crate::error::{DedupError, Result};
 
 /// How often (in ids) the struct phase tells the reference-type thread how far it is.
@@ -218,7 +220,17 @@ impl Walk<'_> {
         }
         self.hypot.insert(canon_id, cand_id);
 
-        let (cand_rec, canon_rec) = (self.g.rec(cand_id), self.g.rec(canon_id));
+        let cand_rec = self.g.rec(cand_id);
+        let canon_ids = self.g.rec_ids(canon_id);
+        if let (Some(a), Some(b)) = (cand_rec.template(), canon_ids.template()) {
+            if a == b {
+                // Equal templates: equal in every field but the ids, so every comparison
+                // below passes and only the referenced types are left to compare. The
+                // canonical side's template is not read.
+                return self.push_children(cand_id, cand_rec, canon_ids);
+            }
+        }
+        let canon_rec = self.g.rec(canon_id);
         let (cand_type, canon_type) = (cand_rec.tpl(), canon_rec.tpl());
         let (cand_kind, canon_kind) = (kind_of(cand_type), kind_of(canon_type));
         if cand_type[0] != canon_type[0] {
@@ -239,48 +251,48 @@ impl Walk<'_> {
         if cand_kind != canon_kind {
             return Ok(Step::No);
         }
-        Ok(match cand_kind {
-            kind::INT => yes_if(hash::equal_int_tag(cand_type, canon_type)),
-            kind::ENUM | kind::ENUM64 => yes_if(hash::compat_enum(cand_type, canon_type)),
-            kind::FWD | kind::FLOAT => yes_if(hash::equal_common(cand_type, canon_type)),
-            k if hash::points_at_one(k) => {
-                if cand_type[1] != canon_type[1] {
-                    return Ok(Step::No);
-                }
-                self.push_pair(cand_rec.id(0), canon_rec.id(0));
-                Step::Yes
+        let equal = match cand_kind {
+            kind::INT => hash::equal_int_tag(cand_type, canon_type),
+            kind::ENUM | kind::ENUM64 => hash::compat_enum(cand_type, canon_type),
+            kind::FWD | kind::FLOAT => hash::equal_common(cand_type, canon_type),
+            k if hash::points_at_one(k) => cand_type[1] == canon_type[1],
+            kind::ARRAY => hash::compat_array(cand_type, canon_type),
+            // btf_shallow_equal_struct (no id field).
+            kind::STRUCT | kind::UNION => {
+                same_template(cand_rec, canon_rec, hash::shallow_equal_struct)
             }
+            kind::FUNC_PROTO => hash::compat_fnproto(cand_type, canon_type),
+            _ => true,
+        };
+        if !equal {
+            return Ok(Step::No);
+        }
+        self.push_children(cand_id, cand_rec, canon_rec.into())
+    }
+
+    /// The rest of a step whose records compare equal: queues the pairs of the types they
+    /// reference, in reverse so that they pop in libbpf's recursion order.
+    #[inline(always)]
+    fn push_children(
+        &mut self,
+        cand_id: u32,
+        cand_rec: Rec<'_>,
+        canon: RecIds<'_>,
+    ) -> Result<Step> {
+        let pair = |this: &mut Self, i: usize| this.push_pair(cand_rec.id(i), canon.id(i));
+        match cand_rec.kind() {
+            kind::INT | kind::ENUM | kind::ENUM64 | kind::FWD | kind::FLOAT => {}
+            k if hash::points_at_one(k) => pair(self, 0),
             kind::ARRAY => {
-                if !hash::compat_array(cand_type, canon_type) {
-                    return Ok(Step::No);
-                }
                 // Element type (id 0) pushed first, index type (id 1) second: the index type
                 // is checked first, as in libbpf.
-                self.push_pair(cand_rec.id(0), canon_rec.id(0));
-                self.push_pair(cand_rec.id(1), canon_rec.id(1));
-                Step::Yes
+                pair(self, 0);
+                pair(self, 1);
             }
-            kind::STRUCT | kind::UNION => {
-                // btf_shallow_equal_struct (no id field), then the member types, queued from
-                // the last.
-                if !same_template(cand_rec, canon_rec, hash::shallow_equal_struct) {
-                    return Ok(Step::No);
-                }
-                for i in (0..vlen(cand_type)).rev() {
-                    self.push_pair(cand_rec.id(i), canon_rec.id(i));
-                }
-                Step::Yes
-            }
-            kind::FUNC_PROTO => {
-                if !hash::compat_fnproto(cand_type, canon_type) {
-                    return Ok(Step::No);
-                }
-                // Return type is id 0, parameter i is id 1 + i; queued from the last.
-                for i in (0..=vlen(cand_type)).rev() {
-                    self.push_pair(cand_rec.id(i), canon_rec.id(i));
-                }
-                Step::Yes
-            }
+            // The member types, queued from the last.
+            kind::STRUCT | kind::UNION => (0..cand_rec.vlen()).rev().for_each(|i| pair(self, i)),
+            // Return type is id 0, parameter i is id 1 + i; queued from the last.
+            kind::FUNC_PROTO => (0..=cand_rec.vlen()).rev().for_each(|i| pair(self, i)),
             k => {
                 return Err(DedupError::NotInStructGraph {
                     id: cand_id,
@@ -288,7 +300,8 @@ impl Walk<'_> {
                 }
                 .into());
             }
-        })
+        }
+        Ok(Step::Yes)
     }
 
     /// `btf_dedup_identical_types(id1, id2, depth)`, ARRAY quirk included.

@@ -73,6 +73,31 @@ pub struct Store {
     ids: Vec<u32>,
 }
 
+/// A record's template number and ids only ([`View::rec_ids`]): a compact record's
+/// template words are not read (its `tpl` stays empty), a raw base record is whole.
+#[derive(Clone, Copy)]
+pub struct RecIds<'a>(Rec<'a>);
+
+impl RecIds<'_> {
+    /// [`Rec::template`].
+    #[inline(always)]
+    pub fn template(self) -> Option<u32> {
+        self.0.template()
+    }
+
+    /// [`Rec::id`].
+    #[inline(always)]
+    pub fn id(self, k: usize) -> u32 {
+        self.0.id(k)
+    }
+}
+
+impl<'a> From<Rec<'a>> for RecIds<'a> {
+    fn from(rec: Rec<'a>) -> Self {
+        RecIds(rec)
+    }
+}
+
 /// One record of a [`Store`], read in place.
 #[derive(Clone, Copy)]
 pub struct Rec<'a> {
@@ -197,6 +222,25 @@ impl<'a> View<'a> {
             };
         };
         self.rec_at(id, self.offs.of(own as u32))
+    }
+
+    /// The template number and ids of `id`'s record, without reading its template (a
+    /// compact record's template words are elsewhere in memory than its ids).
+    #[inline(always)]
+    pub fn rec_ids(self, id: u32) -> RecIds<'a> {
+        let Some(own) = (id as usize).checked_sub(self.base_offs.len()) else {
+            return RecIds(self.rec(id));
+        };
+        let (header, key, ids) = self.header(self.offs.of(own as u32));
+        let width = width_of_code(header & WIDTH_CODE);
+        RecIds(Rec {
+            tpl: &[],
+            ids: &self.data[ids..],
+            width,
+            origin: id.wrapping_sub(offset_of_width(width)),
+            id,
+            key,
+        })
     }
 
     /// The record of own id `id`, which starts at byte `o` of the record bytes
