@@ -262,6 +262,7 @@ impl Walk<'_> {
                 same_template(cand_rec, canon_rec, hash::shallow_equal_struct)
             }
             kind::FUNC_PROTO => hash::compat_fnproto(cand_type, canon_type),
+            // No other kind belongs in a struct graph: `push_children` reports it.
             _ => true,
         };
         if !equal {

@@ -231,34 +231,33 @@ impl<'a> View<'a> {
         let Some(own) = (id as usize).checked_sub(self.base_offs.len()) else {
             return RecIds(self.rec(id));
         };
-        let (header, key, ids) = self.header(self.offs.of(own as u32));
+        RecIds(self.ids_at(id, self.offs.of(own as u32)))
+    }
+
+    /// The own record of `id` at byte `o`, its template words not read (`tpl` empty).
+    #[inline(always)]
+    fn ids_at(self, id: u32, o: usize) -> Rec<'a> {
+        let (header, key, ids) = self.header(o);
         let width = width_of_code(header & WIDTH_CODE);
-        RecIds(Rec {
+        Rec {
             tpl: &[],
             ids: &self.data[ids..],
             width,
             origin: id.wrapping_sub(offset_of_width(width)),
             id,
             key,
-        })
+        }
     }
 
     /// The record of own id `id`, which starts at byte `o` of the record bytes
     /// ([`Self::byte_of`]): read without the positions.
     #[inline(always)]
     pub fn rec_at(self, id: u32, o: usize) -> Rec<'a> {
-        let (header, key, ids) = self.header(o);
-        let width = width_of_code(header & WIDTH_CODE);
-        let start = self.tpl_offs[key as usize] as usize;
+        let mut rec = self.ids_at(id, o);
+        let start = self.tpl_offs[rec.key as usize] as usize;
         let len = kinds::record_words_of(self.tpls[start + 1]);
-        Rec {
-            tpl: &self.tpls[start..start + len],
-            ids: &self.data[ids..],
-            width,
-            origin: id.wrapping_sub(offset_of_width(width)),
-            id,
-            key,
-        }
+        rec.tpl = &self.tpls[start..start + len];
+        rec
     }
 
     /// Where the own record after the one at byte `o` starts, `id_counts` giving each
