@@ -173,64 +173,10 @@ impl FuncSummary {
     /// The summary of both sets of instances.
     pub fn merge(self, other: FuncSummary) -> FuncSummary {
         let sides = [self.into_side(), other.into_side()];
-        let (a, b) = (&sides[0].roles, &sides[1].roles);
-        let pos = |p: Pick| sides[p.0].at(p.1).head.walk_position();
-        let earlier = |x: Option<Pick>, y: Option<Pick>| match (x, y) {
-            (Some(x), Some(y)) => Some(if pos(y) < pos(x) { y } else { x }),
-            (x, y) => x.or(y),
-        };
-        let first = earlier(Some((0, a.first)), Some((1, b.first))).expect("both exist");
-        let f = sides[first.0].at(first.1);
-        let mismatch_of = |side: usize| {
-            let s = &sides[side];
-            if s.at(s.roles.first).signature().matches(&f.signature()) {
-                s.roles.mismatch.map(|r| (side, r))
-            } else {
-                Some((side, s.roles.first))
-            }
-        };
-        let mismatch = earlier(mismatch_of(0), mismatch_of(1));
-        let pick = |role: fn(&Roles) -> Option<Role>| {
-            earlier(role(a).map(|r| (0, r)), role(b).map(|r| (1, r)))
-        };
-        let at_symbol = pick(|r| r.at_symbol);
-        let at_symbol_unskipped = pick(|r| r.at_symbol_unskipped);
-        let (at_dot_symbol, at_dot_symbol2) = {
-            let mut dots: Vec<Pick> = [
-                a.at_dot_symbol.map(|r| (0, r)),
-                a.at_dot_symbol2.map(|r| (0, r)),
-                b.at_dot_symbol.map(|r| (1, r)),
-                b.at_dot_symbol2.map(|r| (1, r)),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
-            dots.sort_by_key(|&p| pos(p));
-            (dots.first().copied(), dots.get(1).copied())
-        };
-        let earliest = |x: Option<WalkPosition>, y: Option<WalkPosition>| match (x, y) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, y) => x.or(y),
-        };
-        let (blocking_at, untrusted_at) = (
-            earliest(a.blocking_at, b.blocking_at),
-            earliest(a.untrusted_at, b.untrusted_at),
-        );
-        let (combined, count) = (a.combined | b.combined, a.count + b.count);
+        let picks = Picks::of(&sides);
         let [a, b] = sides;
         let mut kept = Keeper::new(a.kept, b.kept);
-        let roles = Roles {
-            first: kept.keep(first),
-            mismatch: mismatch.map(|p| kept.keep(p)),
-            at_symbol: at_symbol.map(|p| kept.keep(p)),
-            at_symbol_unskipped: at_symbol_unskipped.map(|p| kept.keep(p)),
-            at_dot_symbol: at_dot_symbol.map(|p| kept.keep(p)),
-            at_dot_symbol2: at_dot_symbol2.map(|p| kept.keep(p)),
-            blocking_at,
-            untrusted_at,
-            combined,
-            count,
-        };
+        let roles = Roles::merged(&picks, &a.roles, &b.roles, &mut kept);
         FuncSummary(Repr::Many(Box::new(Many {
             roles,
             kept: kept.into_kept(),
@@ -339,6 +285,101 @@ impl FuncSummary {
 
 /// A role's instance in one of the two summaries being merged: (side, role).
 type Pick = (usize, Role);
+
+/// The instances that play the union's parts, each in the side that holds it.
+struct Picks {
+    first: Pick,
+    mismatch: Option<Pick>,
+    at_symbol: Option<Pick>,
+    at_symbol_unskipped: Option<Pick>,
+    at_dot_symbol: Option<Pick>,
+    at_dot_symbol2: Option<Pick>,
+}
+
+impl Picks {
+    /// Each part of the union as the module docs derive it: the earlier of the two sides'
+    /// players in walk order, the mismatch against the union's first, and the first two of
+    /// the four `.`-suffixed symbol instances the sides keep.
+    fn of(sides: &[Side; 2]) -> Self {
+        let (a, b) = (&sides[0].roles, &sides[1].roles);
+        let pick = |role: fn(&Roles) -> Option<Role>| {
+            earlier(sides, role(a).map(|r| (0, r)), role(b).map(|r| (1, r)))
+        };
+        let first = earlier(sides, Some((0, a.first)), Some((1, b.first))).expect("both exist");
+        let (at_dot_symbol, at_dot_symbol2) = first_two_dot_symbols(sides);
+        Picks {
+            first,
+            mismatch: first_mismatch(sides, first),
+            at_symbol: pick(|r| r.at_symbol),
+            at_symbol_unskipped: pick(|r| r.at_symbol_unskipped),
+            at_dot_symbol,
+            at_dot_symbol2,
+        }
+    }
+}
+
+/// Of two picks, the one whose instance comes first in walk order.
+fn earlier(sides: &[Side; 2], x: Option<Pick>, y: Option<Pick>) -> Option<Pick> {
+    let pos = |p: Pick| sides[p.0].at(p.1).head.walk_position();
+    match (x, y) {
+        (Some(x), Some(y)) => Some(if pos(y) < pos(x) { y } else { x }),
+        (x, y) => x.or(y),
+    }
+}
+
+/// The union's first instance whose prototype does not match `first`'s: in a side whose own
+/// first matches, that side's own mismatch; in a side whose first does not, that first.
+fn first_mismatch(sides: &[Side; 2], first: Pick) -> Option<Pick> {
+    let reference = sides[first.0].at(first.1).signature();
+    let of = |side: usize| {
+        let s = &sides[side];
+        if s.at(s.roles.first).signature().matches(&reference) {
+            s.roles.mismatch.map(|r| (side, r))
+        } else {
+            Some((side, s.roles.first))
+        }
+    };
+    earlier(sides, of(0), of(1))
+}
+
+/// The first two, in walk order, of the `.`-suffixed symbol instances the two sides keep.
+fn first_two_dot_symbols(sides: &[Side; 2]) -> (Option<Pick>, Option<Pick>) {
+    let (a, b) = (&sides[0].roles, &sides[1].roles);
+    let mut dots: Vec<Pick> = [
+        a.at_dot_symbol.map(|r| (0, r)),
+        a.at_dot_symbol2.map(|r| (0, r)),
+        b.at_dot_symbol.map(|r| (1, r)),
+        b.at_dot_symbol2.map(|r| (1, r)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    dots.sort_by_key(|&p| sides[p.0].at(p.1).head.walk_position());
+    (dots.first().copied(), dots.get(1).copied())
+}
+
+impl Roles {
+    /// The union's roles: the picked instances moved into `kept` (in the order of the
+    /// fields), the positions the earlier of the two sides', the flags and counts summed up.
+    fn merged(picks: &Picks, a: &Roles, b: &Roles, kept: &mut Keeper) -> Roles {
+        let earliest = |x: Option<WalkPosition>, y: Option<WalkPosition>| match (x, y) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        Roles {
+            first: kept.keep(picks.first),
+            mismatch: picks.mismatch.map(|p| kept.keep(p)),
+            at_symbol: picks.at_symbol.map(|p| kept.keep(p)),
+            at_symbol_unskipped: picks.at_symbol_unskipped.map(|p| kept.keep(p)),
+            at_dot_symbol: picks.at_dot_symbol.map(|p| kept.keep(p)),
+            at_dot_symbol2: picks.at_dot_symbol2.map(|p| kept.keep(p)),
+            blocking_at: earliest(a.blocking_at, b.blocking_at),
+            untrusted_at: earliest(a.untrusted_at, b.untrusted_at),
+            combined: a.combined | b.combined,
+            count: a.count + b.count,
+        }
+    }
+}
 
 /// Moves the picked instances out of the two merged summaries, each once.
 struct Keeper {
