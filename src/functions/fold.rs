@@ -318,11 +318,15 @@ impl Picks {
     }
 }
 
-/// Of two picks, the one whose instance comes first in walk order.
+/// Where the picked instance comes in walk order.
+fn walk_position(sides: &[Side; 2], pick: Pick) -> WalkPosition {
+    sides[pick.0].at(pick.1).head.walk_position()
+}
+
+/// Of two picks, the one whose instance comes first in walk order (the first on a tie).
 fn earlier(sides: &[Side; 2], x: Option<Pick>, y: Option<Pick>) -> Option<Pick> {
-    let pos = |p: Pick| sides[p.0].at(p.1).head.walk_position();
     match (x, y) {
-        (Some(x), Some(y)) => Some(if pos(y) < pos(x) { y } else { x }),
+        (Some(x), Some(y)) if walk_position(sides, y) < walk_position(sides, x) => Some(y),
         (x, y) => x.or(y),
     }
 }
@@ -354,7 +358,7 @@ fn first_two_dot_symbols(sides: &[Side; 2]) -> (Option<Pick>, Option<Pick>) {
     .into_iter()
     .flatten()
     .collect();
-    dots.sort_by_key(|&p| sides[p.0].at(p.1).head.walk_position());
+    dots.sort_by_key(|&p| walk_position(sides, p));
     (dots.first().copied(), dots.get(1).copied())
 }
 
@@ -362,10 +366,7 @@ impl Roles {
     /// The union's roles: the picked instances moved into `kept` (in the order of the
     /// fields), the positions the earlier of the two sides', the flags and counts summed up.
     fn merged(picks: &Picks, a: &Roles, b: &Roles, kept: &mut Keeper) -> Roles {
-        let earliest = |x: Option<WalkPosition>, y: Option<WalkPosition>| match (x, y) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, y) => x.or(y),
-        };
+        let earliest = |x: Option<WalkPosition>, y| x.into_iter().chain(y).min();
         Roles {
             first: kept.keep(picks.first),
             mismatch: picks.mismatch.map(|p| kept.keep(p)),
